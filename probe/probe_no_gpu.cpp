@@ -1,0 +1,16 @@
+// Stand-ins for builds whose LibTorch has no CUDA library to link: the worker only
+// calls these after the build declared a GPU backend, so they say why they cannot help.
+#include "device_ops.h"
+#include "probe_status.h"
+
+namespace kd::probe {
+namespace {
+kd_status unsupported() {
+  return make_status(KD_ERR_UNSUPPORTED, "this probe was built without GPU support for the LibTorch it loaded");
+}
+}  // namespace
+kd_status gpu_state(kd_gpu_state*) { return unsupported(); }
+kd_status device_props(int, kd_device_props*) { return unsupported(); }
+kd_status synchronize(int) { return unsupported(); }
+kd_status spin_forever(int) { return unsupported(); }
+}  // namespace kd::probe

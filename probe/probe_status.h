@@ -1,0 +1,57 @@
+// Turns whatever LibTorch throws into a kd_status: the first line of the message,
+// without the backtrace, classified as out-of-memory or another runtime error.
+#pragma once
+#include <c10/util/Exception.h>
+
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "probe_api.h"
+
+namespace kd::probe {
+
+inline kd_status ok_status() {
+  kd_status s{};
+  s.kind = KD_OK;
+  return s;
+}
+
+inline kd_status make_status(int kind, const std::string& text) {
+  kd_status s{};
+  s.kind = kind;
+  const std::string first = text.substr(0, text.find('\n'));
+  std::strncpy(s.message, first.c_str(), sizeof(s.message) - 1);
+  return s;
+}
+
+inline bool looks_like_oom(const std::string& m) {
+  return m.find("out of memory") != std::string::npos || m.find("can't allocate memory") != std::string::npos ||
+         m.find("not enough memory") != std::string::npos;
+}
+
+// Call fn(); map exceptions to a status. Never lets an exception cross the C ABI.
+template <class Fn>
+kd_status guarded(Fn&& fn) {
+  try {
+    fn();
+    return ok_status();
+  } catch (const c10::Error& e) {
+    const std::string m = e.what_without_backtrace();
+    return make_status(looks_like_oom(m) ? KD_ERR_OUT_OF_MEMORY : KD_ERR_RUNTIME, m);
+  } catch (const std::bad_alloc& e) {
+    return make_status(KD_ERR_OUT_OF_MEMORY, e.what());
+  } catch (const std::exception& e) {
+    const std::string m = e.what();
+    return make_status(looks_like_oom(m) ? KD_ERR_OUT_OF_MEMORY : KD_ERR_RUNTIME, m);
+  } catch (...) {
+    return make_status(KD_ERR_RUNTIME, "unknown exception");
+  }
+}
+
+inline void copy_to(char* dst, size_t cap, const std::string& src) {
+  std::strncpy(dst, src.c_str(), cap - 1);
+  dst[cap - 1] = '\0';
+}
+
+}  // namespace kd::probe

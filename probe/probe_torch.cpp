@@ -1,0 +1,120 @@
+// The device-independent part of the probe: what LibTorch declares, and the fixed
+// tiny computation of SPEC.md (a @ b, loss = (sum p)^2, backward) on CPU or GPU.
+#include <ATen/Version.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
+#include <ATen/ops/ones.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "build_settings.h"
+#include "device_ops.h"
+#include "probe_status.h"
+
+#ifndef KD_TORCH_SOURCE
+#define KD_TORCH_SOURCE "unknown"
+#endif
+
+namespace kd::probe {
+namespace {
+
+struct TinyState {
+  bool on_gpu = false;
+  int index = 0;
+  int fault = KD_FAULT_NONE;
+  at::Tensor a, b, p, loss;
+};
+TinyState& tiny() {
+  static TinyState s;
+  return s;
+}
+
+at::Tensor leaf(const float (&v)[4], const at::Device& device) {
+  float data[4];
+  std::memcpy(data, v, sizeof data);
+  auto host = at::from_blob(data, {2, 2}, at::TensorOptions().dtype(at::kFloat)).clone();
+  return host.to(device).requires_grad_(true);
+}
+
+void to_host4(const at::Tensor& t, float out[4]) {
+  auto h = t.detach().to(at::kCPU).contiguous();
+  std::memcpy(out, h.data_ptr<float>(), 4 * sizeof(float));
+}
+
+kd_status torch_info(kd_torch_info* out) {
+  return guarded([&] {
+    *out = kd_torch_info{};
+    const BuildSettings s = parse_build_settings(at::show_config());
+    copy_to(out->version, sizeof out->version, s.torch_version);
+    copy_to(out->cuda_compiled, sizeof out->cuda_compiled, s.cuda_version);
+    copy_to(out->hip_compiled, sizeof out->hip_compiled, s.hip_version);
+    copy_to(out->backend, sizeof out->backend, s.backend());
+    copy_to(out->source, sizeof out->source, KD_TORCH_SOURCE);
+  });
+}
+
+kd_status tiny_inputs(int on_gpu, int index, int fault) {
+  return guarded([&] {
+    TinyState& s = tiny();
+    s = TinyState{};
+    s.on_gpu = on_gpu != 0;
+    s.index = index;
+    s.fault = fault;
+    const at::Device device = s.on_gpu ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index)) : at::Device(at::kCPU);
+    s.a = leaf({1, 2, 3, 4}, device);
+    // Test-only: b[1][1] = 1 instead of 0 gives a wrong product that the real comparison must catch.
+    s.b = leaf({1, 1, 1, fault == KD_FAULT_WRONG_PRODUCT ? 1.f : 0.f}, device);
+  });
+}
+
+kd_status tiny_product(float out[4]) {
+  return guarded([&] {
+    TinyState& s = tiny();
+    if (s.fault == KD_FAULT_OUT_OF_MEMORY)  // a real allocation the device cannot satisfy (1 PiB)
+      (void)at::empty({int64_t(1) << 48}, s.a.options().requires_grad(false));
+    if (s.fault == KD_FAULT_RUNTIME_ERROR)  // a real backend error: mismatched shapes
+      (void)s.a.matmul(at::ones({3, 3}, s.a.options().requires_grad(false)));
+    s.p = s.a.matmul(s.b);
+    to_host4(s.p, out);
+  });
+}
+
+kd_status tiny_loss(float* out) {
+  return guarded([&] {
+    TinyState& s = tiny();
+    const at::Tensor total = s.p.sum();
+    s.loss = total.mul(total);
+    *out = s.loss.detach().to(at::kCPU).item<float>();
+  });
+}
+
+kd_status tiny_backward(float grad_a[4], float grad_b[4]) {
+  return guarded([&] {
+    TinyState& s = tiny();
+    s.loss.backward();
+    to_host4(s.a.grad(), grad_a);
+    to_host4(s.b.grad(), grad_b);
+  });
+}
+
+kd_status tiny_synchronize() {
+  TinyState& s = tiny();
+  if (s.fault == KD_FAULT_HANG) {
+    if (s.on_gpu) return spin_forever(s.index);
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // test-only CPU hang
+  }
+  return s.on_gpu ? synchronize(s.index) : ok_status();
+}
+
+const kd_probe_v1 kTable = {
+    KD_PROBE_ABI_VERSION, torch_info, gpu_state, device_props, tiny_inputs, tiny_product, tiny_loss, tiny_backward,
+    tiny_synchronize,
+};
+
+}  // namespace
+}  // namespace kd::probe
+
+extern "C" __attribute__((visibility("default"))) const kd_probe_v1* kd_probe_get_v1(void) { return &kd::probe::kTable; }

@@ -1,0 +1,75 @@
+#include "redact.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace kd {
+
+Identity Identity::of_this_machine() {
+  Identity id;
+  if (const passwd* pw = ::getpwuid(::getuid())) {
+    id.user = pw->pw_name ? pw->pw_name : "";
+    id.home = pw->pw_dir ? pw->pw_dir : "";
+  }
+  if (const char* h = std::getenv("HOME")) id.home = h;
+  if (const char* u = std::getenv("USER"); u && *u) id.user = u;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) id.host = host;
+  return id;
+}
+
+namespace {
+
+void replace_all(std::string* s, const std::string& what, const std::string& with) {
+  if (what.size() < 3) return;  // too short to replace without mangling ordinary words
+  for (size_t pos = s->find(what); pos != std::string::npos; pos = s->find(what, pos + with.size()))
+    s->replace(pos, what.size(), with);
+}
+
+bool starts_path_at(const std::string& s, size_t i) {
+  const bool slash = s[i] == '/' || (s[i] == '~' && i + 1 < s.size() && s[i + 1] == '/');
+  return slash && (i == 0 || std::string_view(" \t'\"`=([{<,").find(s[i - 1]) != std::string_view::npos);
+}
+
+bool ends_path(char c) { return std::string_view(" \t'\"`,;:)]}>").find(c) != std::string_view::npos; }
+
+// "/opt/x/libc10.so: cannot ..." -> "<path>/libc10.so: cannot ...". Only tokens that start
+// like a path are touched, so "N/A" and "I/O" stay as written.
+std::string replace_paths(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    if (!starts_path_at(s, i)) {
+      out += s[i++];
+      continue;
+    }
+    size_t end = i;
+    while (end < s.size() && !ends_path(s[end])) ++end;
+    const std::string token = s.substr(i, end - i);
+    const std::string base = token.substr(token.rfind('/') + 1);
+    out += base.empty() ? "<path>" : "<path>/" + base;
+    i = end;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string redact(std::string_view text, const Identity& who) {
+  std::string s(text.substr(0, text.find('\n')));
+  if (who.home.size() > 1) replace_all(&s, who.home, "~");
+  s = replace_paths(s);  // absolute and home-relative paths: keep the file's own name only
+  if (who.user != "root") replace_all(&s, who.user, "<user>");  // "root" names no one
+  replace_all(&s, who.host, "<host>");
+  constexpr size_t kMax = 400;
+  if (s.size() > kMax) s = s.substr(0, kMax) + "...";
+  return s;
+}
+
+std::string redact(std::string_view text) {
+  static const Identity who = Identity::of_this_machine();
+  return redact(text, who);
+}
+
+}  // namespace kd

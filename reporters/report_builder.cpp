@@ -1,0 +1,171 @@
+#include "report_builder.h"
+
+#include <csignal>
+#include <cstring>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "redact.h"
+
+namespace kd {
+namespace {
+
+using nlohmann::json;
+
+json skeleton(const RunRecord& run) {
+  const Options& o = run.options;
+  return {
+      {"schema_version", kSchemaVersion},
+      {"run_id", run.run_id},
+      {"started_at", run.started_at},
+      {"duration_ms", run.duration_ms},
+      {"requested",
+       {{"device", o.device},
+        {"device_index", o.cpu_mode() ? json() : json(o.device_index)},
+        {"timeout_s", o.timeout_s},
+        {"report_file", o.output.has_value()},
+        {"layers", o.layers.empty() ? json() : json(o.layers)},
+        {"gtest_filter", o.gtest_value("filter").empty() ? json() : json(o.gtest_value("filter"))},
+        {"in_process", o.in_process},
+        {"fault_injection", o.fault.empty() ? json() : json(o.fault)}}},
+      {"runtime",
+       {{"os_family", nullptr}, {"os_name", nullptr}, {"arch", nullptr}, {"libc", nullptr}, {"compiler", nullptr},
+        {"suite_version", nullptr}}},
+      {"pytorch",
+       {{"loaded", false}, {"version", nullptr}, {"cuda_compiled", nullptr}, {"hip_compiled", nullptr},
+        {"backend", nullptr}, {"source", nullptr}, {"gpu_available", nullptr}, {"visible_device_count", nullptr}}},
+      {"device", nullptr},
+      {"execution", {{"device", nullptr}, {"product_verified", false}, {"gradient_verified", false}, {"loss", nullptr}}},
+      {"host", nullptr},
+      {"layers", json::array()},
+      {"warnings", json::array()},
+      {"error", nullptr},
+  };
+}
+
+// Facts land only where the report has a place for them: nothing else can slip in.
+void apply_fact(json* report, const json& ev) {
+  static const std::set<std::string> kAllowed = {"runtime", "pytorch", "device", "execution"};
+  const std::string path = ev.value("path", "");
+  const size_t second = path.find('/', 1);
+  if (path.empty() || path[0] != '/' || !kAllowed.count(path.substr(1, second == std::string::npos ? std::string::npos : second - 1)))
+    return;
+  json value = ev.contains("value") ? ev["value"] : json();
+  if (value.is_string()) value = redact(value.get<std::string>());
+  if (value.is_object())
+    for (auto& [k, v] : value.items())
+      if (v.is_string()) v = redact(v.get<std::string>());
+  try {
+    (*report)[json::json_pointer(path)] = value;
+  } catch (const json::exception&) {  // a malformed pointer is dropped, not fatal
+  }
+}
+
+json layers_section(const std::vector<LayerInfo>& layers, const std::vector<json>& events) {
+  json out = json::array();
+  for (const auto& l : layers) {
+    json tests = json::array();
+    std::set<std::string> statuses;
+    for (const auto& ev : events) {
+      if (ev.value("ev", "") != "test_end" || ev.value("suite", "") != l.suite) continue;
+      json t = {{"name", ev.value("test", "")}, {"status", ev.value("status", "")},
+                {"duration_ms", ev.value("duration_ms", 0)}};
+      if (ev.contains("code")) t["code"] = ev["code"];
+      if (ev.contains("stage")) t["stage"] = ev["stage"];
+      if (ev.contains("message")) t["message"] = redact(ev.value("message", ""));
+      statuses.insert(t["status"].get<std::string>());
+      tests.push_back(std::move(t));
+    }
+    const char* status = tests.empty()               ? "not_run"
+                         : statuses.count("failed")  ? "failed"
+                         : statuses.count("passed")  ? "passed"
+                                                     : "skipped";
+    out.push_back({{"id", l.id}, {"suite", l.suite}, {"title", l.title}, {"status", status}, {"tests", tests}});
+  }
+  return out;
+}
+
+std::string last_stage(const std::vector<json>& events) {
+  std::string stage;
+  for (const auto& ev : events)
+    if (ev.value("ev", "") == "stage") stage = ev.value("stage", "");
+  return stage;
+}
+
+const json* find_event(const std::vector<json>& events, const char* kind) {
+  for (const auto& ev : events)
+    if (ev.value("ev", "") == kind) return &ev;
+  return nullptr;
+}
+
+std::string signal_text(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? fmt::format("signal {} (SIG{})", sig, abbrev) : fmt::format("signal {}", sig);
+}
+
+}  // namespace
+
+void set_verdict(json* report, Code code, const std::string& stage, const std::string& message) {
+  const CodeInfo& i = info(code);
+  (*report)["code"] = i.name;
+  (*report)["exit_code"] = i.exit_code;
+  (*report)["status"] = is_pass(code) ? "passed" : "failed";
+  (*report)["stage"] = stage.empty() ? json() : json(stage);
+  if (is_pass(code)) {
+    (*report)["error"] = nullptr;
+  } else {
+    (*report)["error"] = {{"code", i.name},
+                          {"exit_code", i.exit_code},
+                          {"stage", stage.empty() ? json() : json(stage)},
+                          {"meaning", i.meaning},
+                          {"message", redact(message)},
+                          {"next_action", i.next_action}};
+  }
+  (*report)["next_action"] = i.next_action;
+}
+
+json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
+  json report = skeleton(run);
+  for (const auto& ev : run.events)
+    if (ev.value("ev", "") == "fact") apply_fact(&report, ev);
+  report["layers"] = layers_section(layers, run.events);
+  const std::string stage = last_stage(run.events);
+  const json* end = find_event(run.events, "end");
+  const WorkerEnd& w = run.worker;
+
+  if (w.timed_out) {
+    set_verdict(&report, Code::Timeout, stage,
+                fmt::format("no verdict within {} s; the worker was stopped while in stage {}", run.options.timeout_s,
+                            stage.empty() ? "(start)" : stage));
+  } else if (!end) {
+    std::string why = w.interrupted ? "the run was interrupted and the worker stopped"
+                      : w.signal    ? fmt::format("the worker was killed by {}", signal_text(w.signal))
+                      : w.exited    ? fmt::format("the worker exited with status {} without a verdict", w.exit_status)
+                                    : "the worker produced no verdict";
+    if (!stage.empty()) why += fmt::format(" in stage {}", stage);
+    set_verdict(&report, Code::WorkerFailed, stage, why);
+  } else if (end->value("ran", 0) == 0) {
+    set_verdict(&report, Code::UsageError, "", "the test filter matched no test (see --gtest_list_tests)");
+  } else if (end->contains("failure") && !(*end)["failure"].is_null()) {
+    const json& f = (*end)["failure"];
+    const Code code = code_from_name(f.value("code", "")).value_or(Code::RuntimeError);
+    set_verdict(&report, code, f.value("stage", stage), f.value("message", ""));
+  } else {
+    const json& ex = report["execution"];
+    const bool verified = ex["product_verified"] == true && ex["gradient_verified"] == true;
+    const Code pass = !verified ? Code::SelectedTestsPassed
+                      : run.options.cpu_mode() ? Code::CpuCheckPassed
+                                               : Code::GpuCheckPassed;
+    set_verdict(&report, pass, stage, "");
+  }
+  if (end && w.signal)
+    report["warnings"].push_back(fmt::format("the worker was killed by {} after its verdict", signal_text(w.signal)));
+  if (run.malformed_events)
+    report["warnings"].push_back(fmt::format("{} unreadable event line(s) from the worker", run.malformed_events));
+  if (!run.options.fault.empty())
+    report["warnings"].push_back(fmt::format("test-only fault injection '{}' was active: this is not a diagnosis", run.options.fault));
+  return report;
+}
+
+}  // namespace kd

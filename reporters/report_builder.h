@@ -1,0 +1,43 @@
+// Builds the report (SPEC.md "Report") from the worker's events and how the worker
+// ended. Pure: unit-tested on recorded events. The supervisor alone calls it.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/cli.h"
+#include "verdict/codes.h"
+
+namespace kd {
+
+inline constexpr const char* kSchemaVersion = "1.0";
+
+struct WorkerEnd {
+  bool timed_out = false;
+  bool interrupted = false;  // the supervisor was asked to stop (SIGINT/SIGTERM)
+  bool exited = false;       // exited normally (exit_status valid)
+  int exit_status = 0;
+  int signal = 0;            // killed by this signal
+};
+
+struct RunRecord {
+  Options options;
+  std::string run_id;
+  std::string started_at;  // UTC, ISO 8601
+  std::vector<nlohmann::json> events;
+  int malformed_events = 0;
+  WorkerEnd worker;
+  double duration_ms = 0;
+};
+
+struct LayerInfo {  // the part of the layer registry the report needs
+  std::string id, suite, title;
+};
+
+nlohmann::json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers);
+
+// The code a finished report carries, e.g. to rewrite it as OUTPUT_WRITE_FAILED.
+void set_verdict(nlohmann::json* report, Code code, const std::string& stage, const std::string& message);
+
+}  // namespace kd

@@ -1,0 +1,12 @@
+// The verdict as a person reads it on the terminal: the layers, the verdict with its
+// stage and next action, the LibTorch that was used. Colour only when asked (a TTY).
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace kd {
+
+std::string render_terminal(const nlohmann::json& report, bool colour);
+
+}  // namespace kd

@@ -1,0 +1,44 @@
+// The command line of kernodeck-diagnostic (SPEC.md "Command line"). Pure: parsing
+// never touches the machine, so every rule is unit-tested.
+#pragma once
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace kd {
+
+struct Options {
+  std::string device = "cuda";  // "cuda" or "cpu"; never falls back silently
+  int device_index = 0;
+  double timeout_s = 30;
+  std::optional<std::string> output;   // a new file for the JSON report
+  std::vector<std::string> layers;     // e.g. {"L1","L3"}; empty: the plain run (L1-L3)
+  std::vector<std::string> gtest_args; // --gtest_* flags, passed to the worker as given
+  std::string fault;                   // test-only fault injection; "" when off
+  bool in_process = false;             // debug: run the tests in this process (no timeout)
+  int worker_fd = -1;                  // internal: this process is the worker, events go to this fd
+
+  bool cpu_mode() const { return device == "cpu"; }
+  bool has_gtest_flag(const std::string& name) const;  // e.g. "list_tests", "filter"
+  std::string gtest_value(const std::string& name) const;
+};
+
+struct UsageError {
+  std::string message;  // names the argument and says why
+};
+struct HelpRequested {};
+
+using ParseResult = std::variant<Options, UsageError, HelpRequested>;
+
+// known_layers: the layers this build registers ("L1", "L2", ...).
+ParseResult parse_command_line(const std::vector<std::string>& args, const std::vector<std::string>& known_layers);
+
+// The worker's arguments: the user's own options, re-created, plus the event fd.
+std::vector<std::string> worker_arguments(const Options& o, int event_fd);
+
+std::string usage_text();
+
+extern const std::vector<std::string> kFaults;
+
+}  // namespace kd

@@ -1,0 +1,64 @@
+#include "event_channel.h"
+
+#include <cerrno>
+#include <unistd.h>
+
+namespace kd::events {
+namespace {
+Sink& current_sink() {
+  static Sink sink;
+  return sink;
+}
+}  // namespace
+
+void set_sink(Sink sink) { current_sink() = std::move(sink); }
+
+Sink fd_sink(int fd) {
+  return [fd](const std::string& line) {
+    const char* p = line.data();
+    size_t left = line.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+  };
+}
+
+void emit(const nlohmann::json& event) {
+  if (current_sink()) current_sink()(event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+void stage(std::string_view s) { emit({{"ev", "stage"}, {"stage", s}}); }
+
+void fact(std::string_view pointer, const nlohmann::json& value) {
+  emit({{"ev", "fact"}, {"path", pointer}, {"value", value}});
+}
+
+void LineCollector::feed(std::string_view bytes) {
+  pending_.append(bytes);
+  size_t nl;
+  while ((nl = pending_.find('\n')) != std::string::npos) {
+    take(pending_.substr(0, nl));
+    pending_.erase(0, nl + 1);
+  }
+}
+
+void LineCollector::finish() {
+  if (!pending_.empty()) take(pending_);
+  pending_.clear();
+}
+
+void LineCollector::take(const std::string& line) {
+  if (line.empty()) return;
+  auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("ev")) {
+    ++malformed_;
+    return;
+  }
+  events_.push_back(std::move(j));
+}
+
+}  // namespace kd::events

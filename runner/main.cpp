@@ -1,0 +1,29 @@
+// kernodeck-diagnostic: one entry point for users, ctest and --gtest_filter alike.
+// Without --kd-worker-fd this process supervises; with it, it is the worker.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "fixtures/layer_test.h"
+#include "runner/cli.h"
+#include "runner/supervisor.h"
+#include "runner/worker.h"
+#include "verdict/codes.h"
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const kd::ParseResult parsed = kd::parse_command_line(args, kd::known_layer_ids());
+  if (std::holds_alternative<kd::HelpRequested>(parsed)) {
+    std::fputs(kd::usage_text().c_str(), stdout);
+    return 0;
+  }
+  if (const auto* err = std::get_if<kd::UsageError>(&parsed)) {
+    std::fprintf(stderr, "kernodeck-diagnostic: usage error: %s\nRun 'kernodeck-diagnostic --help' for the options.\n",
+                 err->message.c_str());
+    return kd::exit_code(kd::Code::UsageError);
+  }
+  const kd::Options& options = std::get<kd::Options>(parsed);
+  if (options.worker_fd >= 0) return kd::run_worker(options, argv[0], kd::events::fd_sink(options.worker_fd));
+  if (options.has_gtest_flag("list_tests")) return kd::run_worker(options, argv[0], nullptr);  // lists, runs nothing
+  return kd::supervise(options, kd::self_executable());
+}

@@ -1,0 +1,214 @@
+#include "supervisor.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "event_channel.h"
+#include "fixtures/layer_test.h"
+#include "reporters/report_builder.h"
+#include "reporters/report_file.h"
+#include "reporters/terminal_reporter.h"
+#include "worker.h"
+
+namespace kd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+std::string random_run_id() {
+  unsigned char bytes[8] = {};
+  std::ifstream("/dev/urandom", std::ios::binary).read(reinterpret_cast<char*>(bytes), sizeof bytes);
+  std::string id;
+  for (unsigned char b : bytes) id += fmt::format("{:02x}", b);
+  return id;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::vector<LayerInfo> layer_infos() {
+  std::vector<LayerInfo> v;
+  for (const auto& l : layers_in_order()) v.push_back({l.id, l.suite, l.title});
+  return v;
+}
+
+void decode_status(int status, WorkerEnd* w) {
+  if (WIFEXITED(status)) {
+    w->exited = true;
+    w->exit_status = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    w->signal = WTERMSIG(status);
+  }
+}
+
+// Reaps the worker, waiting at most `limit`; a process stuck in the driver may never go.
+bool reap(pid_t pid, Clock::duration limit, WorkerEnd* w) {
+  const auto until = Clock::now() + limit;
+  for (;;) {
+    int status = 0;
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) {
+      decode_status(status, w);
+      return true;
+    }
+    if (r < 0 || Clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+void kill_worker(pid_t pid) {
+  ::kill(-pid, SIGKILL);  // its process group: anything it started goes too
+  ::kill(pid, SIGKILL);
+}
+
+// Runs the worker as a child process; fills events and how it ended.
+void run_child(const Options& o, const std::string& exe, RunRecord* run) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    run->worker.exited = true;
+    run->worker.exit_status = 127;
+    return;
+  }
+  std::vector<std::string> args = worker_arguments(o, fds[1]);
+  args.insert(args.begin(), exe);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_s));
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::fcntl(fds[1], F_SETFD, 0);  // the event pipe survives exec
+    ::execv(exe.c_str(), argv.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  if (pid < 0) {
+    ::close(fds[0]);
+    run->worker.exited = true;
+    run->worker.exit_status = 127;
+    return;
+  }
+  ::setpgid(pid, pid);
+
+  events::LineCollector lines;
+  bool eof = false;
+  char buf[8192];
+  while (!eof) {
+    if (g_stop_signal) {
+      run->worker.interrupted = true;
+      break;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) break;
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 100)));
+    if (ready <= 0) continue;  // timeout slice or EINTR: check the clock and signals again
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n > 0) {
+      lines.feed(std::string_view(buf, static_cast<size_t>(n)));
+      // Once the verdict is in, a worker stuck in its teardown gets a short grace, not the whole limit.
+      if (!lines.events().empty() && lines.events().back().value("ev", "") == "end")
+        deadline = std::min(deadline, Clock::now() + std::chrono::seconds(5));
+    }
+    else if (n == 0 || errno != EINTR)
+      eof = true;
+  }
+  ::close(fds[0]);
+  lines.finish();
+  run->events = lines.events();
+  run->malformed_events = lines.malformed();
+
+  const bool has_verdict = !run->events.empty() && run->events.back().value("ev", "") == "end";
+  if (eof) {
+    const auto left = std::max(deadline - Clock::now(), Clock::duration::zero());
+    if (reap(pid, left, &run->worker)) return;
+  }
+  run->worker.timed_out = !run->worker.interrupted && !has_verdict;
+  kill_worker(pid);
+  reap(pid, std::chrono::seconds(1), &run->worker);
+}
+
+}  // namespace
+
+std::string self_executable() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+int supervise(const Options& o, const std::string& exe) {
+  if (o.output) {
+    if (auto why = check_new_file(*o.output)) {
+      std::fprintf(stderr, "kernodeck-diagnostic: OUTPUT_WRITE_FAILED (exit 12): %s\n  next: pick a new, writable file name\n",
+                   why->c_str());
+      return exit_code(Code::OutputWriteFailed);
+    }
+  }
+  RunRecord run;
+  run.options = o;
+  run.run_id = random_run_id();
+  run.started_at = utc_now();
+  const auto start = Clock::now();
+
+  struct sigaction sa {}, old_int{}, old_term{}, old_hup{};
+  sa.sa_handler = on_stop_signal;
+  ::sigaction(SIGINT, &sa, &old_int);
+  ::sigaction(SIGTERM, &sa, &old_term);
+  ::sigaction(SIGHUP, &sa, &old_hup);
+
+  if (o.in_process) {
+    std::vector<std::string> lines;
+    const int rc = run_worker(o, exe.c_str(), [&](const std::string& l) { lines.push_back(l); });
+    events::LineCollector c;
+    for (const auto& l : lines) c.feed(l);
+    run.events = c.events();
+    run.worker.exited = true;
+    run.worker.exit_status = rc;
+  } else {
+    run_child(o, exe, &run);
+  }
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  ::sigaction(SIGHUP, &old_hup, nullptr);
+  run.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+
+  nlohmann::json report = build_report(run, layer_infos());
+  std::string saved;
+  if (o.output) {
+    if (auto why = write_new_file(*o.output, report.dump(2) + "\n")) {
+      set_verdict(&report, Code::OutputWriteFailed, "report", *why);
+    } else {
+      saved = fmt::format("Report: {}\n", *o.output);  // the terminal may show the path; the report never does
+    }
+  }
+  std::fflush(stdout);
+  const std::string text = render_terminal(report, ::isatty(STDOUT_FILENO) == 1) + saved;
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+  return report.value("exit_code", exit_code(Code::WorkerFailed));
+}
+
+}  // namespace kd

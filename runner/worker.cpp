@@ -1,0 +1,29 @@
+#include "worker.h"
+
+#include <gtest/gtest.h>
+
+#include "fixtures/layer_test.h"
+#include "fixtures/worker_context.h"
+#include "verdict/listener.h"
+
+namespace kd {
+
+int run_worker(const Options& options, const char* argv0, events::Sink sink) {
+  events::set_sink(std::move(sink));
+  worker_context().options = options;
+
+  std::vector<std::string> args = {argv0};
+  if (!options.has_gtest_flag("filter")) args.push_back("--gtest_filter=" + filter_for_layers(options.layers));
+  args.insert(args.end(), options.gtest_args.begin(), options.gtest_args.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(args.size());
+  testing::InitGoogleTest(&argc, argv.data());
+
+  register_layer_tests();
+  testing::UnitTest::GetInstance()->listeners().Append(new VerdictListener(events::emit));
+  return RUN_ALL_TESTS() == 0 ? 0 : 1;
+}
+
+}  // namespace kd

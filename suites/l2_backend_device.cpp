@@ -1,0 +1,58 @@
+// L2 backend & device: the build declares a GPU backend, the GPU is usable from this
+// process, the requested index exists, and what the device is.
+#include <fmt/format.h>
+
+#include "fixtures/layer_test.h"
+
+namespace kd {
+
+KD_LAYER(2, L2_BackendDevice, "backend & device", true);
+
+KD_STEP(2, L2_BackendDevice, BackendDeclared, "L2.backend", "L1.import") {
+  kd_torch_info info{};
+  ctx.probe->torch_info(&info);
+  const std::string backend = info.backend;
+  if (backend == "none" && !ctx.cpu_mode())
+    return Outcome::fail(Code::GpuBackendAbsent,
+                         fmt::format("LibTorch {} declares neither CUDA nor HIP (a CPU-only build)", info.version));
+  return Outcome::pass();
+}
+
+KD_STEP(2, L2_BackendDevice, GpuAvailable, "L2.gpu_available", "L2.backend") {
+  if (ctx.cpu_mode()) return Outcome::not_applicable("CPU mode does not query GPU state");
+  kd_gpu_state g{};
+  const kd_status s = ctx.probe->gpu_state(&g);
+  if (s.kind != KD_OK) return Outcome::fail(Code::RuntimeError, s.message);
+  ctx.fact("/pytorch/gpu_available", g.available != 0);
+  ctx.fact("/pytorch/visible_device_count", g.device_count);
+  if (!g.available)
+    return Outcome::fail(Code::GpuUnavailable, *g.reason ? g.reason : "no GPU is visible to this process");
+  return Outcome::pass();
+}
+
+KD_STEP(2, L2_BackendDevice, DeviceIndex, "L2.device_index", "L2.gpu_available") {
+  if (ctx.cpu_mode()) return Outcome::not_applicable("CPU mode uses no device index");
+  kd_gpu_state g{};
+  ctx.probe->gpu_state(&g);
+  if (ctx.device_index() >= g.device_count)
+    return Outcome::fail(Code::DeviceIndexInvalid,
+                         fmt::format("device index {} requested; {} device{} visible (valid: 0 to {})",
+                                     ctx.device_index(), g.device_count, g.device_count == 1 ? " is" : "s are",
+                                     g.device_count - 1));
+  return Outcome::pass();
+}
+
+KD_STEP(2, L2_BackendDevice, DeviceProperties, "L2.device_properties", "L2.device_index") {
+  if (ctx.cpu_mode()) return Outcome::not_applicable("CPU mode queries no device");
+  kd_device_props p{};
+  const kd_status s = ctx.probe->device_props(ctx.device_index(), &p);
+  if (s.kind != KD_OK) return Outcome::fail(Code::RuntimeError, s.message);
+  ctx.fact("/device", {{"index", ctx.device_index()},
+                       {"name", p.name},
+                       {"capability", fmt::format("{}.{}", p.major, p.minor)},
+                       {"total_memory_bytes", p.total_memory_bytes},
+                       {"multiprocessors", p.multiprocessors}});
+  return Outcome::pass();
+}
+
+}  // namespace kd

@@ -1,0 +1,54 @@
+#include "codes.h"
+
+#include <array>
+
+namespace kd {
+namespace {
+
+constexpr std::array<CodeInfo, 15> kCodes{{
+    {Code::GpuCheckPassed, "GPU_CHECK_PASSED", 0, "product and gradient confirmed on the selected GPU",
+     "move to a small input of the application"},
+    {Code::CpuCheckPassed, "CPU_CHECK_PASSED", 0, "confirmed on the CPU only (explicitly requested)",
+     "conclude nothing about CUDA or ROCm"},
+    {Code::SelectedTestsPassed, "SELECTED_TESTS_PASSED", 0,
+     "the selected tests passed, but the fixed product-and-gradient check did not run in full",
+     "run without a filter for a verdict on the device"},
+    {Code::UsageError, "USAGE_ERROR", 2, "bad command line; nothing ran", "the message says which argument and why"},
+    {Code::TorchMissing, "TORCH_MISSING", 3, "LibTorch is not there", "check the interpreter / library path, install"},
+    {Code::TorchImportFailed, "TORCH_IMPORT_FAILED", 4, "LibTorch is there but fails to load",
+     "check the package and its dependencies (ABI, missing .so)"},
+    {Code::GpuBackendAbsent, "GPU_BACKEND_ABSENT", 5, "the build declares neither CUDA nor HIP",
+     "install a build that matches your GPU stack"},
+    {Code::GpuUnavailable, "GPU_UNAVAILABLE", 6, "the GPU cannot be used from this process",
+     "check device visibility, driver, permissions"},
+    {Code::DeviceIndexInvalid, "DEVICE_INDEX_INVALID", 7, "index outside the visible devices",
+     "check the requested index and visibility"},
+    {Code::CheckFailed, "CHECK_FAILED", 8, "the fixed computation gave a wrong result",
+     "read the reported stage before running a model"},
+    {Code::OutOfMemory, "OUT_OF_MEMORY", 9, "an allocation failed", "read the reported stage"},
+    {Code::RuntimeError, "RUNTIME_ERROR", 9, "a backend operation failed", "read the reported stage"},
+    {Code::Timeout, "TIMEOUT", 10, "stopped at the time limit", "treat as a failure; inspect the environment"},
+    {Code::WorkerFailed, "WORKER_FAILED", 11, "the worker died or produced no usable report",
+     "treat as a failure; inspect the environment"},
+    {Code::OutputWriteFailed, "OUTPUT_WRITE_FAILED", 12, "the report could not be saved where asked",
+     "pick a new, writable file name"},
+}};
+
+}  // namespace
+
+const CodeInfo& info(Code c) {
+  for (const auto& i : kCodes)
+    if (i.code == c) return i;
+  return kCodes[static_cast<size_t>(Code::WorkerFailed)];
+}
+std::string_view name(Code c) { return info(c).name; }
+int exit_code(Code c) { return info(c).exit_code; }
+bool is_pass(Code c) { return info(c).exit_code == 0; }
+
+std::optional<Code> code_from_name(std::string_view n) {
+  for (const auto& i : kCodes)
+    if (i.name == n) return i.code;
+  return std::nullopt;
+}
+
+}  // namespace kd

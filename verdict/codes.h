@@ -1,0 +1,41 @@
+// The verdict codes of SPEC.md. Numbers and meanings are fixed: users' scripts rely on them.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kd {
+
+enum class Code {
+  GpuCheckPassed,
+  CpuCheckPassed,
+  SelectedTestsPassed,  // a filtered run passed without reaching the whole fixed check
+  UsageError,
+  TorchMissing,
+  TorchImportFailed,
+  GpuBackendAbsent,
+  GpuUnavailable,
+  DeviceIndexInvalid,
+  CheckFailed,
+  OutOfMemory,
+  RuntimeError,
+  Timeout,
+  WorkerFailed,
+  OutputWriteFailed,
+};
+
+struct CodeInfo {
+  Code code;
+  std::string_view name;         // stable, e.g. "GPU_UNAVAILABLE"
+  int exit_code;                 // the process exit code and the report's exit_code
+  std::string_view meaning;      // one line
+  std::string_view next_action;  // what the user does next
+};
+
+const CodeInfo& info(Code c);
+std::string_view name(Code c);
+int exit_code(Code c);
+std::optional<Code> code_from_name(std::string_view name);
+bool is_pass(Code c);
+
+}  // namespace kd
