@@ -1,0 +1,19 @@
+# Shared by scripts/setup, scripts/build, scripts/run and scripts/test. Sourced, not run.
+KD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+KD_BUILD=${KD_BUILD_DIR:-$KD_ROOT/build}
+KD_DEPS=$KD_ROOT/.deps
+KD_PINNED_TORCH=torch==2.11.0
+
+say() { printf 'kernodeck: %s\n' "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+# Debian/Ubuntu packages the build and the tool's tests need.
+KD_PACKAGES=(cmake g++ ninja-build libgtest-dev libfmt-dev nlohmann-json3-dev python3-jsonschema python3-venv ccache)
+
+missing_packages() {
+  local p out=()
+  for p in "${KD_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || out+=("$p")
+  done
+  echo "${out[@]}"
+}

@@ -1,0 +1,63 @@
+"""The explicit CPU run: every field of the report, and the schema."""
+import unittest
+
+from kd import DiagnosticTest, needs_probe
+
+
+@needs_probe
+class CpuRun(DiagnosticTest):
+    def test_cpu_pass_report(self):
+        r = self.run_kd("--device", "cpu")
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        rep = r.report
+        self.assertEqual(rep["status"], "passed")
+        self.assertIsNone(rep["error"])
+        self.assertEqual(rep["next_action"], "conclude nothing about CUDA or ROCm")
+        self.assertRegex(rep["run_id"], "^[0-9a-f]{16}$")
+        self.assertEqual(rep["requested"], {
+            "device": "cpu", "device_index": None, "timeout_s": 30.0, "report_file": True, "layers": None,
+            "gtest_filter": None, "in_process": False, "fault_injection": None})
+        self.assertEqual(rep["execution"], {"device": "cpu", "product_verified": True,
+                                            "gradient_verified": True, "loss": 196.0})
+        pt = rep["pytorch"]
+        self.assertTrue(pt["loaded"])
+        self.assertRegex(pt["version"], r"^\d+\.\d+")
+        self.assertIn(pt["backend"], ("cuda", "rocm", "none"))
+        # CPU mode never queries GPU state: null, not 0 and not false.
+        self.assertIsNone(pt["gpu_available"])
+        self.assertIsNone(pt["visible_device_count"])
+        self.assertIsNone(rep["device"])
+        for key in ("os_family", "arch", "libc", "compiler", "suite_version"):
+            self.assertTrue(rep["runtime"][key], key)
+        self.assertEqual(rep["runtime"]["os_family"], "linux")
+        layers = {l["id"]: l for l in rep["layers"]}
+        self.assertEqual(list(layers), ["L1", "L2", "L3"])
+        self.assertEqual(layers["L1"]["status"], "passed")
+        self.assertEqual([t["name"] for t in layers["L3"]["tests"]],
+                         ["Inputs", "Product", "Loss", "Gradients", "Synchronize"])
+        statuses = {t["name"]: t["status"] for t in layers["L2"]["tests"]}
+        self.assertEqual(statuses["GpuAvailable"], "skipped")  # visible as a skip, never as a pass
+        self.assertIn("[  SKIPPED ] L2_BackendDevice.GpuAvailable", r.stdout)
+        self.assertIn("product and gradient verified on cpu, loss 196", r.stdout)
+
+    def test_cpu_in_process_debug_mode(self):
+        r = self.run_kd("--device", "cpu", "--in-process")
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        self.assertTrue(r.report["requested"]["in_process"])
+
+    def test_l3_alone_on_cpu_still_checks_everything_it_needs(self):
+        r = self.run_kd("--device", "cpu", "--gtest_filter=L3_TinyOp.*")
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        layers = {l["id"]: l["status"] for l in r.report["layers"]}
+        self.assertEqual(layers, {"L1": "not_run", "L2": "not_run", "L3": "passed"})
+        self.assertTrue(r.report["pytorch"]["loaded"])  # L1's import ran as a prerequisite
+
+    def test_partial_filter_is_not_a_device_verdict(self):
+        r = self.run_kd("--device", "cpu", "--layers", "L1")
+        self.assertVerdict(r, "SELECTED_TESTS_PASSED", 0)
+        self.assertFalse(r.report["execution"]["product_verified"])
+        self.assertEqual(r.report["requested"]["layers"], ["L1"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,59 @@
+"""The verdict listener, driven by real GoogleTest events from a program of synthetic tests."""
+import json
+import os
+import subprocess
+import unittest
+
+CASES = os.environ["KD_LISTENER_CASES"]
+
+
+def run(*args):
+    proc = subprocess.run([CASES, *args], capture_output=True, text=True, timeout=60)
+    events = [json.loads(l[6:]) for l in proc.stdout.splitlines() if l.startswith("EVENT ")]
+    end = [e for e in events if e["ev"] == "end"][-1]
+    return proc, events, end
+
+
+class Listener(unittest.TestCase):
+    def test_all_pass(self):
+        _, _, end = run("--gtest_filter=Pass.*")
+        self.assertEqual((end["ran"], end["failed"], end["failure"]), (2, 0, None))
+
+    def test_first_failure_decides(self):
+        _, _, end = run("--gtest_filter=Pass.*:Fail.WithCode:Fail.SecondWithCode")
+        self.assertEqual(end["failure"]["code"], "CHECK_FAILED")
+        self.assertEqual(end["failure"]["stage"], "L3.product")
+        self.assertEqual(end["failure"]["message"], "a @ b = [[3,3],[7,7]]")
+        self.assertEqual(end["failed"], 2)
+
+    def test_skip_is_a_skip_not_a_pass(self):
+        proc, events, end = run("--gtest_filter=Skip.*")
+        skipped = [e for e in events if e["ev"] == "test_end"][0]
+        self.assertEqual(skipped["status"], "skipped")
+        self.assertEqual(skipped["message"], "not supported here")
+        self.assertEqual(end["skipped"], 1)
+        self.assertIn("[  SKIPPED ] Skip.Plain", proc.stdout)  # what ctest's skip detection reads
+
+    def test_failure_without_code_is_a_runtime_error_at_the_test(self):
+        _, _, end = run("--gtest_filter=Fail.WithoutCode")
+        self.assertEqual(end["failure"]["code"], "RUNTIME_ERROR")
+        self.assertEqual(end["failure"]["stage"], "Fail.WithoutCode")
+
+    def test_exception_is_a_failure(self):
+        _, _, end = run("--gtest_filter=Fail.Throws")
+        self.assertEqual(end["failure"]["code"], "RUNTIME_ERROR")
+
+    def test_suite_setup_failure_counts_first(self):
+        _, _, end = run("--gtest_filter=SetupFails.*")
+        self.assertEqual(end["failure"]["code"], "GPU_UNAVAILABLE")
+        self.assertEqual(end["failure"]["stage"], "L2.gpu_available")
+
+    def test_fail_fast_keeps_the_first_failure(self):
+        _, events, end = run("--gtest_filter=Fail.WithCode:Fail.SecondWithCode:Pass.*", "--gtest_fail_fast")
+        self.assertEqual(end["failure"]["code"], "CHECK_FAILED")
+        statuses = [e["status"] for e in events if e["ev"] == "test_end"]
+        self.assertIn("skipped", statuses)  # later tests arrive as skips, not passes
+
+
+if __name__ == "__main__":
+    unittest.main()

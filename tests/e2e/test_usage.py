@@ -1,0 +1,53 @@
+"""Bad command lines: exit 2, a message that names the argument, nothing run, nothing written."""
+import os
+import subprocess
+import unittest
+
+from kd import BIN, DiagnosticTest
+
+
+class Usage(DiagnosticTest):
+    CASES = [
+        (["--device", "gpu"], "--device"),
+        (["--device-index", "-1"], "--device-index"),
+        (["--device-index", "one"], "--device-index"),
+        (["--timeout", "4"], "--timeout"),
+        (["--timeout", "121"], "--timeout"),
+        (["--timeout"], "--timeout"),
+        (["--layers", "L9"], "--layers"),
+        (["--layers", "L1", "--gtest_filter=L1_RuntimeImport.*"], "--gtest_filter"),
+        (["--inject-fault", "meteor"], "--inject-fault"),
+        (["--frobnicate"], "--frobnicate"),
+        (["extra-word"], "extra-word"),
+    ]
+
+    def test_bad_arguments(self):
+        for args, named in self.CASES:
+            with self.subTest(args=args):
+                path = os.path.join(self.dir, "never.json")
+                proc = subprocess.run([BIN, *args, "--output", path], capture_output=True, text=True, timeout=30)
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertIn(named, proc.stderr)
+                self.assertEqual(proc.stdout, "")  # nothing ran
+                self.assertFalse(os.path.exists(path))  # nothing written
+
+    def test_help(self):
+        proc = subprocess.run([BIN, "--help"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(proc.returncode, 0)
+        for option in ("--device", "--device-index", "--timeout", "--output", "--layers"):
+            self.assertIn(option, proc.stdout)
+
+    def test_list_tests_in_layer_order(self):
+        proc = subprocess.run([BIN, "--gtest_list_tests"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(proc.returncode, 0)
+        suites = [l.rstrip(".") for l in proc.stdout.splitlines() if l and not l.startswith(" ")]
+        self.assertEqual(suites, ["L1_RuntimeImport", "L2_BackendDevice", "L3_TinyOp"])
+
+    def test_filter_matching_nothing_is_a_usage_error(self):
+        r = self.run_kd("--gtest_filter=NoSuch.*")
+        self.assertEqual(r.rc, 2)
+        self.assertEqual(r.report["code"], "USAGE_ERROR")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,35 @@
+// Synthetic tests that drive the real VerdictListener through real GoogleTest events.
+// tests/e2e/test_listener.py runs this with filters and reads the "EVENT {...}" lines.
+#include <cstdio>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "verdict/listener.h"
+
+TEST(Pass, One) { SUCCEED(); }
+TEST(Pass, Two) { SUCCEED(); }
+TEST(Skip, Plain) { GTEST_SKIP() << "not supported here"; }
+TEST(Fail, WithCode) { kd::fail_test("CHECK_FAILED", "L3.product", "a @ b = [[3,3],[7,7]]"); }
+TEST(Fail, SecondWithCode) { kd::fail_test("OUT_OF_MEMORY", "L3.loss", "second failure"); }
+TEST(Fail, WithoutCode) { EXPECT_EQ(1, 2); }
+TEST(Fail, Throws) { throw std::runtime_error("boom"); }
+
+class SetupFails : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    RecordProperty("code", "GPU_UNAVAILABLE");
+    RecordProperty("stage", "L2.gpu_available");
+    ADD_FAILURE() << "no GPU in suite setup";
+  }
+};
+TEST_F(SetupFails, Body) { kd::fail_test("CHECK_FAILED", "L3.product", "after the setup failure"); }
+
+int main(int argc, char** argv) {
+  testing::InitGoogleTest(&argc, argv);
+  testing::UnitTest::GetInstance()->listeners().Append(new kd::VerdictListener([](const nlohmann::json& ev) {
+    std::printf("EVENT %s\n", ev.dump().c_str());
+    std::fflush(stdout);
+  }));
+  return RUN_ALL_TESTS() == 0 ? 0 : 1;
+}
