@@ -3,6 +3,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 
 namespace kd {
@@ -22,10 +23,30 @@ Identity Identity::of_this_machine() {
 
 namespace {
 
-void replace_all(std::string* s, const std::string& what, const std::string& with) {
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; }
+
+// Replaces `what` only where it stands as a whole word, so that user "ray" leaves "array"
+// alone and home "/root" leaves "/rootfs" alone.
+void replace_word(std::string* s, const std::string& what, const std::string& with) {
   if (what.size() < 3) return;  // too short to replace without mangling ordinary words
-  for (size_t pos = s->find(what); pos != std::string::npos; pos = s->find(what, pos + with.size()))
-    s->replace(pos, what.size(), with);
+  for (size_t pos = s->find(what); pos != std::string::npos;) {
+    const size_t end = pos + what.size();
+    const bool whole = (pos == 0 || !word_char((*s)[pos - 1]) || what[0] == '/') && (end == s->size() || !word_char((*s)[end]));
+    if (whole) {
+      s->replace(pos, what.size(), with);
+      pos = s->find(what, pos + with.size());
+    } else {
+      pos = s->find(what, pos + 1);
+    }
+  }
+}
+
+// Cuts at most max bytes without splitting a UTF-8 character (a split one makes the report invalid JSON).
+std::string truncate_utf8(const std::string& s, size_t max) {
+  if (s.size() <= max) return s;
+  size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut) + "...";
 }
 
 bool starts_path_at(const std::string& s, size_t i) {
@@ -58,13 +79,11 @@ std::string replace_paths(const std::string& s) {
 
 std::string redact(std::string_view text, const Identity& who) {
   std::string s(text.substr(0, text.find('\n')));
-  if (who.home.size() > 1) replace_all(&s, who.home, "~");
+  if (who.home.size() > 1) replace_word(&s, who.home, "~");
   s = replace_paths(s);  // absolute and home-relative paths: keep the file's own name only
-  if (who.user != "root") replace_all(&s, who.user, "<user>");  // "root" names no one
-  replace_all(&s, who.host, "<host>");
-  constexpr size_t kMax = 400;
-  if (s.size() > kMax) s = s.substr(0, kMax) + "...";
-  return s;
+  if (who.user != "root") replace_word(&s, who.user, "<user>");  // "root" names no one
+  replace_word(&s, who.host, "<host>");
+  return truncate_utf8(s, 400);
 }
 
 std::string redact(std::string_view text) {

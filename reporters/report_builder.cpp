@@ -147,6 +147,9 @@ json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
     set_verdict(&report, Code::WorkerFailed, stage, why);
   } else if (end->value("ran", 0) == 0) {
     set_verdict(&report, Code::UsageError, "", "the test filter matched no test (see --gtest_list_tests)");
+  } else if (end->value("failed", 0) == 0 && end->value("skipped", 0) == end->value("ran", 0)) {
+    // A skip is never a pass: a selection of tests that all skipped checked nothing.
+    set_verdict(&report, Code::UsageError, "", "every selected test was skipped: nothing was checked");
   } else if (end->contains("failure") && !(*end)["failure"].is_null()) {
     const json& f = (*end)["failure"];
     const Code code = code_from_name(f.value("code", "")).value_or(Code::RuntimeError);

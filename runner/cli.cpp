@@ -74,7 +74,7 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
     auto value = [&](std::string* out) -> std::optional<UsageError> {
       if (inline_value) {
         *out = *inline_value;
-      } else if (i + 1 < args.size()) {
+      } else if (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) {  // "--output --in-process" is a mistake
         *out = args[++i];
       } else {
         return UsageError{fmt::format("{} needs a value", arg)};

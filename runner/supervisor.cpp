@@ -198,7 +198,7 @@ int supervise(const Options& o, const std::string& exe) {
   nlohmann::json report = build_report(run, layer_infos());
   std::string saved;
   if (o.output) {
-    if (auto why = write_new_file(*o.output, report.dump(2) + "\n")) {
+    if (auto why = write_new_file(*o.output, report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n")) {
       set_verdict(&report, Code::OutputWriteFailed, "report", *why);
     } else {
       saved = fmt::format("Report: {}\n", *o.output);  // the terminal may show the path; the report never does

@@ -3,7 +3,7 @@ import os
 import subprocess
 import unittest
 
-from kd import BIN, DiagnosticTest
+from kd import BIN, DiagnosticTest, needs_probe
 
 
 class Usage(DiagnosticTest):
@@ -19,6 +19,7 @@ class Usage(DiagnosticTest):
         (["--inject-fault", "meteor"], "--inject-fault"),
         (["--frobnicate"], "--frobnicate"),
         (["extra-word"], "extra-word"),
+        (["--output", "--in-process"], "--output"),  # an option is not a value
     ]
 
     def test_bad_arguments(self):
@@ -42,6 +43,13 @@ class Usage(DiagnosticTest):
         self.assertEqual(proc.returncode, 0)
         suites = [l.rstrip(".") for l in proc.stdout.splitlines() if l and not l.startswith(" ")]
         self.assertEqual(suites, ["L1_RuntimeImport", "L2_BackendDevice", "L3_TinyOp"])
+
+    @needs_probe
+    def test_selection_that_only_skips_checked_nothing(self):
+        r = self.run_kd("--device", "cpu", "--gtest_filter=L2_BackendDevice.GpuAvailable")
+        self.assertEqual(r.rc, 2, r.stdout[-2000:])
+        self.assertEqual(r.report["code"], "USAGE_ERROR")
+        self.assertIn("skipped", r.report["error"]["message"])
 
     def test_filter_matching_nothing_is_a_usage_error(self):
         r = self.run_kd("--gtest_filter=NoSuch.*")

@@ -1,0 +1,157 @@
+// The command line as a user types it: defaults, both spellings of a value, and a
+// usage error that names the offending option for every bad value.
+#include "runner/cli.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+
+namespace kd {
+namespace {
+
+const std::vector<std::string> kLayers = {"L1", "L2", "L3"};
+
+std::string shown(const std::vector<std::string>& args) { return fmt::format("{}", fmt::join(args, " ")); }
+
+Options parse_ok(const std::vector<std::string>& args) {
+  const ParseResult r = parse_command_line(args, kLayers);
+  if (const auto* e = std::get_if<UsageError>(&r)) ADD_FAILURE() << shown(args) << ": usage error: " << e->message;
+  if (std::holds_alternative<HelpRequested>(r)) ADD_FAILURE() << shown(args) << ": help requested";
+  const auto* o = std::get_if<Options>(&r);
+  return o ? *o : Options{};
+}
+
+std::string usage_error(const std::vector<std::string>& args) {
+  const ParseResult r = parse_command_line(args, kLayers);
+  const auto* e = std::get_if<UsageError>(&r);
+  EXPECT_NE(e, nullptr) << shown(args) << " was accepted";
+  return e ? e->message : "";
+}
+
+TEST(Cli, DefaultsCheckGpuZeroWithThirtySeconds) {
+  const Options o = parse_ok({});
+  EXPECT_EQ(o.device, "cuda");
+  EXPECT_FALSE(o.cpu_mode());
+  EXPECT_EQ(o.device_index, 0);
+  EXPECT_DOUBLE_EQ(o.timeout_s, 30);
+  EXPECT_FALSE(o.output.has_value());
+  EXPECT_TRUE(o.layers.empty());
+  EXPECT_TRUE(o.gtest_args.empty());
+  EXPECT_EQ(o.fault, "");
+  EXPECT_FALSE(o.in_process);
+  EXPECT_EQ(o.worker_fd, -1);
+}
+
+TEST(Cli, SpaceAndEqualsSpellingsGiveTheSameOptions) {
+  const Options spaced = parse_ok({"--device", "cpu", "--device-index", "3", "--timeout", "12.5", "--output",
+                                   "r.json", "--layers", "L3,L1", "--inject-fault", "hang", "--in-process"});
+  const Options joined = parse_ok({"--device=cpu", "--device-index=3", "--timeout=12.5", "--output=r.json",
+                                   "--layers=L3,L1", "--inject-fault=hang", "--in-process"});
+  for (const Options* o : {&spaced, &joined}) {
+    EXPECT_TRUE(o->cpu_mode());
+    EXPECT_EQ(o->device_index, 3);
+    EXPECT_DOUBLE_EQ(o->timeout_s, 12.5);
+    EXPECT_EQ(o->output, "r.json");
+    EXPECT_EQ(o->layers, (std::vector<std::string>{"L3", "L1"}));
+    EXPECT_EQ(o->fault, "hang");
+    EXPECT_TRUE(o->in_process);
+  }
+}
+
+TEST(Cli, RangeLimitsAreAccepted) {
+  EXPECT_DOUBLE_EQ(parse_ok({"--timeout", "5"}).timeout_s, 5);
+  EXPECT_DOUBLE_EQ(parse_ok({"--timeout", "120"}).timeout_s, 120);
+  EXPECT_EQ(parse_ok({"--device-index", "1023"}).device_index, 1023);
+}
+
+TEST(Cli, RepeatedLayerIsListedOnce) {
+  EXPECT_EQ(parse_ok({"--layers", "L2,L2,L1"}).layers, (std::vector<std::string>{"L2", "L1"}));
+}
+
+struct BadCase {
+  std::vector<std::string> args;
+  std::vector<std::string> message_names;  // what the message must mention
+};
+void PrintTo(const BadCase& c, std::ostream* os) { *os << shown(c.args); }
+
+class CliBadValue : public testing::TestWithParam<BadCase> {};
+
+TEST_P(CliBadValue, IsAUsageErrorNamingTheOption) {
+  const std::string message = usage_error(GetParam().args);
+  for (const auto& want : GetParam().message_names)
+    EXPECT_NE(message.find(want), std::string::npos) << "message '" << message << "' does not mention " << want;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cli, CliBadValue,
+    testing::Values(BadCase{{"--device", "gpu"}, {"--device", "'gpu'"}},
+                    BadCase{{"--device=rocm"}, {"--device", "'rocm'"}},
+                    BadCase{{"--device-index", "-1"}, {"--device-index", "'-1'"}},
+                    BadCase{{"--device-index=-1"}, {"--device-index", "'-1'"}},
+                    BadCase{{"--device-index", "one"}, {"--device-index", "'one'"}},
+                    BadCase{{"--device-index", "1024"}, {"--device-index", "'1024'"}},
+                    BadCase{{"--device-index", "1.5"}, {"--device-index", "'1.5'"}},
+                    BadCase{{"--timeout", "4.9"}, {"--timeout", "'4.9'"}},
+                    BadCase{{"--timeout", "121"}, {"--timeout", "'121'"}},
+                    BadCase{{"--timeout=abc"}, {"--timeout", "'abc'"}},
+                    BadCase{{"--timeout", "nan"}, {"--timeout", "'nan'"}},
+                    BadCase{{"--timeout"}, {"--timeout"}},
+                    BadCase{{"--output"}, {"--output"}},
+                    BadCase{{"--output="}, {"--output"}},
+                    BadCase{{"--frobnicate"}, {"'--frobnicate'"}},
+                    BadCase{{"extra"}, {"'extra'"}},
+                    BadCase{{"--layers", "L9"}, {"--layers", "'L9'", "L1, L2, L3"}},
+                    BadCase{{"--layers", "L1,"}, {"--layers"}},
+                    BadCase{{"--layers", "L1", "--gtest_filter=L1_*"}, {"--layers", "--gtest_filter"}},
+                    BadCase{{"--gtest_filter=L1_*", "--layers=L1"}, {"--layers", "--gtest_filter"}},
+                    BadCase{{"--inject-fault", "melt"}, {"--inject-fault", "'melt'", "wrong-product"}},
+                    BadCase{{"--in-process=yes"}, {"--in-process"}},
+                    BadCase{{"--host-check"}, {"--host-check", "not available"}},
+                    BadCase{{"--python", "/usr/bin/python3"}, {"--python", "not available"}},
+                    BadCase{{"--python=/usr/bin/python3"}, {"--python", "not available"}}));
+
+TEST(Cli, GtestFlagsArePassedThroughAsGiven) {
+  const Options o = parse_ok({"--gtest_filter=L3_TinyOp.*", "--device", "cpu", "--gtest_list_tests",
+                              "--gtest_fail_fast"});
+  EXPECT_EQ(o.gtest_args,
+            (std::vector<std::string>{"--gtest_filter=L3_TinyOp.*", "--gtest_list_tests", "--gtest_fail_fast"}));
+  EXPECT_TRUE(o.has_gtest_flag("filter"));
+  EXPECT_TRUE(o.has_gtest_flag("list_tests"));
+  EXPECT_FALSE(o.has_gtest_flag("repeat"));
+  EXPECT_FALSE(o.has_gtest_flag("filt"));
+  EXPECT_EQ(o.gtest_value("filter"), "L3_TinyOp.*");
+  EXPECT_EQ(o.gtest_value("repeat"), "");
+}
+
+TEST(Cli, HelpWinsWhereverItStands) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"-h"}, {"--help"}, {"--device", "cpu", "--help"}})
+    EXPECT_TRUE(std::holds_alternative<HelpRequested>(parse_command_line(args, kLayers))) << shown(args);
+}
+
+TEST(Cli, UsageTextListsEveryOptionAndExitCode) {
+  const std::string text = usage_text();
+  for (const char* want : {"--device cuda|cpu", "--device-index N", "--timeout S", "--output FILE", "--layers",
+                           "--inject-fault", "--help", "5 to 120", "default 30", "12 report not written"})
+    EXPECT_NE(text.find(want), std::string::npos) << want;
+}
+
+void expect_worker_sees_the_same(const Options& user) {
+  const Options worker = parse_ok(worker_arguments(user, 7));
+  EXPECT_EQ(worker.worker_fd, 7);
+  EXPECT_EQ(worker.device, user.device);
+  EXPECT_EQ(worker.device_index, user.device_index);
+  EXPECT_EQ(worker.layers, user.layers);
+  EXPECT_EQ(worker.fault, user.fault);
+  EXPECT_EQ(worker.gtest_args, user.gtest_args);
+}
+
+TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {
+  expect_worker_sees_the_same(parse_ok({}));
+  expect_worker_sees_the_same(parse_ok({"--device=cpu", "--device-index", "2", "--layers", "L3,L1",
+                                        "--inject-fault", "wrong-product", "--gtest_fail_fast", "--gtest_repeat=2"}));
+  expect_worker_sees_the_same(parse_ok({"--device-index=5", "--gtest_filter=L2_*:L3_*", "--timeout", "60"}));
+}
+
+}  // namespace
+}  // namespace kd

@@ -1,0 +1,85 @@
+// What an error message may show of the machine: its first line, file names without
+// their folders, and never the user's name, home or host.
+#include "reporters/redact.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace kd {
+namespace {
+
+const Identity kAlice{"alice", "/home/alice", "gpu-box-17"};
+
+TEST(Redact, KeepsTheFirstLineOnly) {
+  EXPECT_EQ(redact("CUDA error: out of memory\nException raised from /build/c10/x.cpp\nframe #0", kAlice),
+            "CUDA error: out of memory");
+}
+
+TEST(Redact, ReducesAbsolutePathsToTheFileName) {
+  EXPECT_EQ(redact("/opt/x/lib/libc10.so: cannot open shared object file", kAlice),
+            "<path>/libc10.so: cannot open shared object file");
+  EXPECT_EQ(redact("cannot read '/var/lib/kd/data.bin' (errno 13)", kAlice), "cannot read '<path>/data.bin' (errno 13)");
+  EXPECT_EQ(redact("LD_LIBRARY_PATH=/usr/local/cuda/lib64 was set", kAlice), "LD_LIBRARY_PATH=<path>/lib64 was set");
+  EXPECT_EQ(redact("in folder /srv/models/", kAlice), "in folder <path>");
+}
+
+TEST(Redact, ReducesHomeRelativePaths) {
+  EXPECT_EQ(redact("cannot open ~/models/net.pt", kAlice), "cannot open <path>/net.pt");
+}
+
+TEST(Redact, LeavesSlashedWordsAndUrlsAlone) {
+  for (const char* text : {"capability N/A on this device", "I/O error while reading",
+                           "install a driver from http://www.nvidia.com/Download/index.aspx",
+                           "a = [[1,2],[3,4]] on cuda:0"})
+    EXPECT_EQ(redact(text, kAlice), text);
+}
+
+TEST(Redact, ReplacesTheUserHomeAndHost) {
+  const std::string out = redact("alice@gpu-box-17: /home/alice/run/libtorch.so failed; HOME=/home/alice", kAlice);
+  EXPECT_EQ(out, "<user>@<host>: <path>/libtorch.so failed; HOME=~");
+  EXPECT_EQ(out.find("alice"), std::string::npos);
+  EXPECT_EQ(out.find("gpu-box-17"), std::string::npos);
+}
+
+// A short user name ("ray" in Ray's images, "dev") is a name, not every word containing it.
+TEST(Redact, LeavesWordsThatMerelyContainTheUserName) {
+  const Identity ray{"ray", "/home/ray", "gpu-box-17"};
+  EXPECT_EQ(redact("expected a float array on ray@gpu-box-17", ray), "expected a float array on <user>@<host>");
+}
+
+TEST(Redact, DoesNotTreatRootAsAPersonsName) {
+  const Identity root{"root", "/root", "gpu-box-17"};
+  EXPECT_EQ(redact("the root cause: /root/work/model.pt is missing", root),
+            "the root cause: <path>/model.pt is missing");
+}
+
+TEST(Redact, TruncatesLongText) {
+  const std::string out = redact(std::string(1000, 'x'), kAlice);
+  EXPECT_LE(out.size(), 403u);
+  EXPECT_EQ(out.substr(out.size() - 3), "...");
+  EXPECT_EQ(out.substr(0, 10), "xxxxxxxxxx");
+  EXPECT_EQ(redact(std::string(400, 'y'), kAlice), std::string(400, 'y'));
+}
+
+// A long message with non-ASCII text (a user's folder name, a localised error) must stay
+// valid UTF-8 after truncation: the report is JSON, and JSON refuses broken UTF-8.
+TEST(Redact, TruncationKeepsValidUtf8) {
+  std::string text = "x";
+  for (int i = 0; i < 300; ++i) text += "\xC3\xA9";  // "é"
+  const std::string out = redact(text, kAlice);
+  EXPECT_NO_THROW((void)nlohmann::json(out).dump()) << "truncated inside a multi-byte character";
+}
+
+TEST(Redact, DefaultIdentityIsThisMachine) {
+  const Identity me = Identity::of_this_machine();
+  ASSERT_FALSE(me.home.empty());
+  const std::string out = redact(me.home + "/weights/model.pt not found");
+  EXPECT_EQ(out, "<path>/model.pt not found");
+  if (me.host.size() >= 3) {
+    EXPECT_EQ(redact("running on " + me.host), "running on <host>");
+  }
+}
+
+}  // namespace
+}  // namespace kd

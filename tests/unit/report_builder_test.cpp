@@ -1,0 +1,277 @@
+// The report's verdict from the worker's events and how the worker ended: the code,
+// exit code, stage, message and next action a user reads.
+#include "reporters/report_builder.h"
+
+#include <csignal>
+
+#include <gtest/gtest.h>
+
+namespace kd {
+namespace {
+
+using nlohmann::json;
+
+const std::vector<LayerInfo> kLayers = {{"L1", "L1_RuntimeImport", "runtime & import"},
+                                        {"L2", "L2_BackendDevice", "backend & device"},
+                                        {"L3", "L3_TinyOp", "tiny op"}};
+
+json fact(const std::string& path, const json& value) { return {{"ev", "fact"}, {"path", path}, {"value", value}}; }
+json stage(const std::string& s) { return {{"ev", "stage"}, {"stage", s}}; }
+json passed(const std::string& suite, const std::string& test) {
+  return {{"ev", "test_end"}, {"suite", suite}, {"test", test}, {"status", "passed"}, {"duration_ms", 1}};
+}
+json failed(const std::string& suite, const std::string& test, const std::string& code, const std::string& st,
+            const std::string& message) {
+  return {{"ev", "test_end"}, {"suite", suite}, {"test", test},    {"status", "failed"},
+          {"code", code},     {"stage", st},    {"message", message}, {"duration_ms", 1}};
+}
+json end(int ran, int failures, const json& failure = nullptr) {
+  return {{"ev", "end"}, {"ran", ran}, {"failed", failures}, {"skipped", 0}, {"failure", failure}};
+}
+
+WorkerEnd exited(int status) {
+  WorkerEnd w;
+  w.exited = true;
+  w.exit_status = status;
+  return w;
+}
+WorkerEnd killed(int sig) {
+  WorkerEnd w;
+  w.signal = sig;
+  return w;
+}
+WorkerEnd timed_out() {  // the supervisor killed it at the limit
+  WorkerEnd w = killed(SIGKILL);
+  w.timed_out = true;
+  return w;
+}
+
+json build(std::vector<json> events, WorkerEnd worker = exited(0), Options options = {}) {
+  RunRecord run;
+  run.options = std::move(options);
+  run.run_id = "run-1";
+  run.events = std::move(events);
+  run.worker = worker;
+  return build_report(run, kLayers);
+}
+
+Options cpu() {
+  Options o;
+  o.device = "cpu";
+  return o;
+}
+
+// A whole L1-L3 run up to the product check, which then fails.
+std::vector<json> failing_product_run() {
+  const json f = failed("L3_TinyOp", "Product", "CHECK_FAILED", "L3.product", "p = [[3,1],[7,2]], expected [[3,1],[7,3]]");
+  return {stage("L1.import"), passed("L1_RuntimeImport", "LibTorchLoads"), stage("L3.product"), f, end(5, 1, f)};
+}
+
+std::vector<json> verified_run(const std::string& device) {
+  return {stage("L3.product"), fact("/execution/device", device), fact("/execution/product_verified", true),
+          passed("L3_TinyOp", "Product"), stage("L3.gradients"), fact("/execution/gradient_verified", true),
+          fact("/execution/loss", 196.0), passed("L3_TinyOp", "Gradients"), end(2, 0)};
+}
+
+bool has_warning_with(const json& report, const std::string& text) {
+  for (const auto& w : report["warnings"])
+    if (w.get<std::string>().find(text) != std::string::npos) return true;
+  return false;
+}
+
+TEST(ReportBuilder, FailureGivesItsCodeStageMessageAndNextAction) {
+  const json r = build(failing_product_run(), exited(1));
+  EXPECT_EQ(r["schema_version"], "1.0");
+  EXPECT_EQ(r["status"], "failed");
+  EXPECT_EQ(r["code"], "CHECK_FAILED");
+  EXPECT_EQ(r["exit_code"], 8);
+  EXPECT_EQ(r["stage"], "L3.product");
+  EXPECT_EQ(r["error"]["code"], "CHECK_FAILED");
+  EXPECT_EQ(r["error"]["stage"], "L3.product");
+  EXPECT_EQ(r["error"]["message"], "p = [[3,1],[7,2]], expected [[3,1],[7,3]]");
+  EXPECT_EQ(r["error"]["next_action"], "read the reported stage before running a model");
+  EXPECT_EQ(r["next_action"], "read the reported stage before running a model");
+}
+
+TEST(ReportBuilder, LayersShowWhichLayerFailed) {
+  const json r = build(failing_product_run(), exited(1));
+  ASSERT_EQ(r["layers"].size(), 3u);
+  EXPECT_EQ(r["layers"][0]["id"], "L1");
+  EXPECT_EQ(r["layers"][0]["status"], "passed");
+  EXPECT_EQ(r["layers"][1]["status"], "not_run");
+  EXPECT_EQ(r["layers"][2]["status"], "failed");
+  EXPECT_EQ(r["layers"][2]["tests"][0]["name"], "Product");
+  EXPECT_EQ(r["layers"][2]["tests"][0]["code"], "CHECK_FAILED");
+}
+
+TEST(ReportBuilder, FailureMessagesAreRedacted) {
+  const json f = failed("L1_RuntimeImport", "LibTorchLoads", "TORCH_IMPORT_FAILED", "L1.import",
+                        "/home/someone/libtorch/lib/libc10.so: file too short\nframe #0 /opt/x");
+  const json r = build({stage("L1.import"), f, end(1, 1, f)});
+  EXPECT_EQ(r["code"], "TORCH_IMPORT_FAILED");
+  EXPECT_EQ(r["exit_code"], 4);
+  EXPECT_EQ(r["error"]["message"], "<path>/libc10.so: file too short");
+  EXPECT_EQ(r["layers"][0]["tests"][0]["message"], "<path>/libc10.so: file too short");
+}
+
+TEST(ReportBuilder, UnknownFailureCodeIsARuntimeError) {
+  const json f = failed("L3_TinyOp", "Product", "SOMETHING_NEW", "L3.product", "boom");
+  const json r = build({f, end(1, 1, f)});
+  EXPECT_EQ(r["code"], "RUNTIME_ERROR");
+  EXPECT_EQ(r["exit_code"], 9);
+}
+
+TEST(ReportBuilder, TimeoutNamesTheLastStage) {
+  const json r = build({stage("L1.import"), stage("L3.synchronize")}, timed_out());
+  EXPECT_EQ(r["code"], "TIMEOUT");
+  EXPECT_EQ(r["exit_code"], 10);
+  EXPECT_EQ(r["stage"], "L3.synchronize");
+  const std::string message = r["error"]["message"];
+  EXPECT_NE(message.find("L3.synchronize"), std::string::npos) << message;
+  EXPECT_NE(message.find("30 s"), std::string::npos) << message;
+}
+
+TEST(ReportBuilder, WorkerKilledWithoutVerdictIsWorkerFailed) {
+  const json r = build({stage("L2.gpu_available")}, killed(SIGKILL));
+  EXPECT_EQ(r["code"], "WORKER_FAILED");
+  EXPECT_EQ(r["exit_code"], 11);
+  EXPECT_EQ(r["stage"], "L2.gpu_available");
+  const std::string message = r["error"]["message"];
+  EXPECT_NE(message.find("SIGKILL"), std::string::npos) << message;
+  EXPECT_NE(message.find("L2.gpu_available"), std::string::npos) << message;
+}
+
+TEST(ReportBuilder, WorkerExitingWithoutVerdictIsWorkerFailed) {
+  const json r = build({}, exited(1));
+  EXPECT_EQ(r["code"], "WORKER_FAILED");
+  EXPECT_EQ(r["stage"], nullptr);
+  EXPECT_NE(r["error"]["message"].get<std::string>().find("status 1"), std::string::npos);
+}
+
+TEST(ReportBuilder, InterruptedRunIsWorkerFailed) {
+  WorkerEnd w = killed(SIGTERM);
+  w.interrupted = true;
+  const json r = build({stage("L1.import")}, w);
+  EXPECT_EQ(r["code"], "WORKER_FAILED");
+  EXPECT_NE(r["error"]["message"].get<std::string>().find("interrupted"), std::string::npos) << r["error"];
+}
+
+TEST(ReportBuilder, SignalAfterTheVerdictKeepsTheVerdictAndWarns) {
+  const json r = build(verified_run("cuda:0"), killed(SIGSEGV));
+  EXPECT_EQ(r["code"], "GPU_CHECK_PASSED");
+  EXPECT_TRUE(has_warning_with(r, "SIGSEGV")) << r["warnings"];
+}
+
+TEST(ReportBuilder, NoTestRunIsAUsageError) {
+  const json r = build({end(0, 0)});
+  EXPECT_EQ(r["code"], "USAGE_ERROR");
+  EXPECT_EQ(r["exit_code"], 2);
+  EXPECT_EQ(r["status"], "failed");
+}
+
+TEST(ReportBuilder, VerifiedGpuRunIsGpuCheckPassed) {
+  const json r = build(verified_run("cuda:0"));
+  EXPECT_EQ(r["status"], "passed");
+  EXPECT_EQ(r["code"], "GPU_CHECK_PASSED");
+  EXPECT_EQ(r["exit_code"], 0);
+  EXPECT_EQ(r["error"], nullptr);
+  EXPECT_EQ(r["next_action"], "move to a small input of the application");
+  EXPECT_EQ(r["execution"]["device"], "cuda:0");
+  EXPECT_EQ(r["execution"]["loss"], 196.0);
+}
+
+TEST(ReportBuilder, VerifiedCpuRunIsCpuCheckPassedAndSaysNothingOfTheGpu) {
+  std::vector<json> events = verified_run("cpu");
+  events.insert(events.begin(), fact("/pytorch/version", "2.11.0"));
+  const json r = build(events, exited(0), cpu());
+  EXPECT_EQ(r["code"], "CPU_CHECK_PASSED");
+  EXPECT_EQ(r["exit_code"], 0);
+  EXPECT_EQ(r["next_action"], "conclude nothing about CUDA or ROCm");
+  EXPECT_EQ(r["requested"]["device"], "cpu");
+  EXPECT_EQ(r["requested"]["device_index"], nullptr);
+  EXPECT_TRUE(r["pytorch"].contains("gpu_available"));
+  EXPECT_EQ(r["pytorch"]["gpu_available"], nullptr);
+  EXPECT_EQ(r["pytorch"]["visible_device_count"], nullptr);
+  EXPECT_EQ(r["execution"]["device"], "cpu");
+}
+
+TEST(ReportBuilder, PassWithoutTheFullCheckIsSelectedTestsPassed) {
+  const json r = build({passed("L1_RuntimeImport", "LibTorchLoads"), end(1, 0)});
+  EXPECT_EQ(r["code"], "SELECTED_TESTS_PASSED");
+  EXPECT_EQ(r["exit_code"], 0);
+  const json product_only =
+      build({fact("/execution/product_verified", true), passed("L3_TinyOp", "Product"), end(1, 0)});
+  EXPECT_EQ(product_only["code"], "SELECTED_TESTS_PASSED");
+}
+
+TEST(ReportBuilder, FactsLandInTheirPlace) {
+  const json r = build({fact("/pytorch/version", "2.11.0"), fact("/pytorch/loaded", true),
+                        fact("/runtime/arch", "x86_64"), fact("/pytorch/visible_device_count", 8), end(0, 0)});
+  EXPECT_EQ(r["pytorch"]["version"], "2.11.0");
+  EXPECT_EQ(r["pytorch"]["loaded"], true);
+  EXPECT_EQ(r["runtime"]["arch"], "x86_64");
+  EXPECT_EQ(r["pytorch"]["visible_device_count"], 8);
+}
+
+TEST(ReportBuilder, FactsOutsideTheAllowedSectionsAreIgnored) {
+  const json plain = build({end(0, 0)});
+  const json r = build({fact("/secret", "token-123"), fact("/secret/key", "token-123"), fact("/code", "GPU_CHECK_PASSED"),
+                        fact("/error", nullptr), fact("/runtimes/x", 1), fact("pytorch/version", "9"), end(0, 0)});
+  EXPECT_EQ(r, plain);
+  EXPECT_EQ(r.dump().find("token-123"), std::string::npos);
+}
+
+TEST(ReportBuilder, StringFactsAreRedacted) {
+  const json r = build({fact("/pytorch/source", "/opt/conda/lib/python3.11/site-packages/torch/lib/libtorch.so"),
+                        fact("/device", {{"name", "NVIDIA H200 at /dev/nvidia0"}, {"index", 0}}), end(0, 0)});
+  EXPECT_EQ(r["pytorch"]["source"], "<path>/libtorch.so");
+  EXPECT_EQ(r["device"]["name"], "NVIDIA H200 at <path>/nvidia0");
+  EXPECT_EQ(r["device"]["index"], 0);
+}
+
+TEST(ReportBuilder, RequestedRecordsTheOptionsWithoutTheFileName) {
+  Options o;
+  o.device_index = 3;
+  o.timeout_s = 60;
+  o.output = "/home/someone/report.json";
+  o.gtest_args = {"--gtest_filter=L3_*"};
+  const json r = build({end(0, 0)}, exited(0), o);
+  EXPECT_EQ(r["requested"]["device"], "cuda");
+  EXPECT_EQ(r["requested"]["device_index"], 3);
+  EXPECT_EQ(r["requested"]["timeout_s"], 60);
+  EXPECT_EQ(r["requested"]["report_file"], true);
+  EXPECT_EQ(r["requested"]["gtest_filter"], "L3_*");
+  EXPECT_EQ(r.dump().find("report.json"), std::string::npos);
+}
+
+TEST(ReportBuilder, FaultInjectionIsRecordedAndWarned) {
+  Options o;
+  o.fault = "wrong-product";
+  const json r = build(failing_product_run(), exited(1), o);
+  EXPECT_EQ(r["requested"]["fault_injection"], "wrong-product");
+  EXPECT_TRUE(has_warning_with(r, "fault injection 'wrong-product'")) << r["warnings"];
+  EXPECT_TRUE(build(failing_product_run(), exited(1))["warnings"].empty());
+}
+
+TEST(ReportBuilder, MalformedEventsAreWarned) {
+  RunRecord run;
+  run.events = verified_run("cuda:0");
+  run.worker = exited(0);
+  run.malformed_events = 2;
+  EXPECT_TRUE(has_warning_with(build_report(run, kLayers), "2 unreadable event line(s)"));
+}
+
+TEST(ReportBuilder, SetVerdictRewritesToOutputWriteFailed) {
+  json r = build(verified_run("cuda:0"));
+  set_verdict(&r, Code::OutputWriteFailed, "report", "'/home/someone/out/report.json' already exists");
+  EXPECT_EQ(r["status"], "failed");
+  EXPECT_EQ(r["code"], "OUTPUT_WRITE_FAILED");
+  EXPECT_EQ(r["exit_code"], 12);
+  EXPECT_EQ(r["stage"], "report");
+  EXPECT_EQ(r["error"]["code"], "OUTPUT_WRITE_FAILED");
+  EXPECT_EQ(r["error"]["message"], "'<path>/report.json' already exists");
+  EXPECT_EQ(r["next_action"], "pick a new, writable file name");
+}
+
+}  // namespace
+}  // namespace kd

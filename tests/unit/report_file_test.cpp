@@ -1,0 +1,104 @@
+// --output FILE creates a new file with the whole report, or fails leaving the folder
+// exactly as it was: an existing file or symlink untouched, no temporary file left.
+#include "reporters/report_file.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "temp_dir.h"
+
+namespace kd {
+namespace {
+
+namespace fs = std::filesystem;
+using Names = std::set<std::string>;
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void put(const std::string& path, const std::string& content) { std::ofstream(path, std::ios::binary) << content; }
+
+class ReportFile : public testing::Test {
+ protected:
+  // Fails the test unless writing is refused, with a message, and the folder is unchanged.
+  void expect_refused(const std::string& path, const std::string& reason) {
+    const Names before = dir.entries();
+    const std::optional<std::string> error = write_new_file(path, "{\"code\": \"GPU_CHECK_PASSED\"}\n");
+    ASSERT_TRUE(error.has_value()) << path << " was written";
+    EXPECT_NE(error->find(reason), std::string::npos) << *error;
+    EXPECT_EQ(dir.entries(), before) << "the folder changed (a stray temporary file?)";
+  }
+  test::TempDir dir;
+};
+
+TEST_F(ReportFile, CreatesTheFileWithExactlyTheContent) {
+  const std::string content = "{\n  \"code\": \"GPU_CHECK_PASSED\",\n  \"exit_code\": 0\n}\n";
+  const std::string path = dir.file("report.json");
+  EXPECT_EQ(check_new_file(path), std::nullopt);
+  EXPECT_EQ(write_new_file(path, content), std::nullopt);
+  EXPECT_EQ(read(path), content);
+  EXPECT_EQ(dir.entries(), Names{"report.json"});
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+}
+
+TEST_F(ReportFile, WritesAnEmptyReport) {
+  EXPECT_EQ(write_new_file(dir.file("empty.json"), ""), std::nullopt);
+  EXPECT_EQ(read(dir.file("empty.json")), "");
+}
+
+TEST_F(ReportFile, ExistingFileIsLeftUntouched) {
+  const std::string path = dir.file("report.json");
+  put(path, "the user's own data");
+  EXPECT_TRUE(check_new_file(path).has_value());
+  expect_refused(path, "already exists");
+  EXPECT_EQ(read(path), "the user's own data");
+}
+
+TEST_F(ReportFile, SymlinkAndItsTargetAreLeftUntouched) {
+  put(dir.file("target.txt"), "keep me");
+  const std::string link = dir.file("report.json");
+  ASSERT_EQ(::symlink(dir.file("target.txt").c_str(), link.c_str()), 0);
+  expect_refused(link, "symbolic link");
+  EXPECT_EQ(fs::read_symlink(link).string(), dir.file("target.txt"));
+  EXPECT_EQ(read(dir.file("target.txt")), "keep me");
+}
+
+TEST_F(ReportFile, DanglingSymlinkIsNotFollowed) {
+  const std::string link = dir.file("report.json");
+  ASSERT_EQ(::symlink("nowhere.json", link.c_str()), 0);
+  expect_refused(link, "symbolic link");
+  EXPECT_EQ(fs::read_symlink(link).string(), "nowhere.json");
+  EXPECT_FALSE(fs::exists(dir.file("nowhere.json"))) << "the link's target was created";
+}
+
+TEST_F(ReportFile, MissingFolderIsAnError) { expect_refused(dir.file("no/such/report.json"), "does not exist"); }
+
+TEST_F(ReportFile, ExistingFolderIsNotAFile) {
+  fs::create_directory(dir.file("sub"));
+  expect_refused(dir.file("sub"), "already exists");
+  expect_refused(dir.file("sub") + "/", "already exists");
+}
+
+TEST_F(ReportFile, ReadOnlyFolderIsAnError) {
+  const std::string folder = dir.file("ro");
+  fs::create_directory(folder);
+  ASSERT_EQ(::chmod(folder.c_str(), 0555), 0);
+  if (::access(folder.c_str(), W_OK) == 0) GTEST_SKIP() << "this user (root?) can write to a 0555 folder";
+  expect_refused(folder + "/report.json", "not writable");
+  EXPECT_TRUE(fs::is_empty(folder));
+}
+
+}  // namespace
+}  // namespace kd
