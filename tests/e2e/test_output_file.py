@@ -2,7 +2,9 @@
 import os
 import unittest
 
-from kd import BIN, DiagnosticTest, read
+import json
+
+from kd import BIN, DiagnosticTest, read, validate
 import subprocess
 
 
@@ -64,6 +66,7 @@ class NeverOverwrite(DiagnosticTest):
         proc = self.kd(path)
         self.assertIn(proc.returncode, (0, 3), proc.stdout[-2000:])
         self.assertTrue(read(path).endswith("}\n"))
+        validate(json.loads(read(path)))
         self.assertEqual(sorted(os.listdir(self.dir)), ["new.json"])
 
 
