@@ -4,7 +4,7 @@
 #pragma once
 #include <stdint.h>
 
-#define KD_PROBE_ABI_VERSION 1
+#define KD_PROBE_ABI_VERSION 2
 #define KD_PROBE_ENTRY "kd_probe_get_v1"
 
 #ifdef __cplusplus
@@ -27,6 +27,7 @@ typedef struct kd_torch_info {
   char hip_compiled[32];   // e.g. "6.4", "" when the build has no HIP
   char backend[16];        // "cuda", "rocm" or "none": what the build declares
   char source[32];         // how the build found LibTorch (python, debian, private, prefix)
+  char arch_list[512];     // compiled GPU architectures, comma-separated ("sm_90,compute_90"); "" if unknown
 } kd_torch_info;
 
 typedef struct kd_gpu_state {

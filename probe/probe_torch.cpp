@@ -53,6 +53,9 @@ kd_status torch_info(kd_torch_info* out) {
     copy_to(out->hip_compiled, sizeof out->hip_compiled, s.hip_version);
     copy_to(out->backend, sizeof out->backend, s.backend());
     copy_to(out->source, sizeof out->source, KD_TORCH_SOURCE);
+    std::string archs;
+    for (const auto& a : s.arch_list) archs += (archs.empty() ? "" : ",") + a;
+    copy_to(out->arch_list, sizeof out->arch_list, archs);
   });
 }
 

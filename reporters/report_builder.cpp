@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "redact.h"
+#include "verdict/hints.h"
 
 namespace kd {
 namespace {
@@ -28,16 +29,22 @@ json skeleton(const RunRecord& run) {
         {"layers", o.layers.empty() ? json() : json(o.layers)},
         {"gtest_filter", o.gtest_value("filter").empty() ? json() : json(o.gtest_value("filter"))},
         {"in_process", o.in_process},
+        {"host_check", o.host_check},
+        {"python", o.python.has_value()},
         {"fault_injection", o.fault.empty() ? json() : json(o.fault)}}},
       {"runtime",
        {{"os_family", nullptr}, {"os_name", nullptr}, {"arch", nullptr}, {"libc", nullptr}, {"compiler", nullptr},
         {"suite_version", nullptr}}},
       {"pytorch",
        {{"loaded", false}, {"version", nullptr}, {"cuda_compiled", nullptr}, {"hip_compiled", nullptr},
-        {"backend", nullptr}, {"source", nullptr}, {"gpu_available", nullptr}, {"visible_device_count", nullptr}}},
+        {"backend", nullptr}, {"source", nullptr}, {"gpu_available", nullptr}, {"visible_device_count", nullptr},
+        {"arch_list", nullptr}}},
       {"device", nullptr},
-      {"execution", {{"device", nullptr}, {"product_verified", false}, {"gradient_verified", false}, {"loss", nullptr}}},
-      {"host", nullptr},
+      {"execution",
+       {{"device", nullptr}, {"product_verified", false}, {"gradient_verified", false}, {"loss", nullptr},
+        {"arch_supported", nullptr}}},
+      {"host", run.host},
+      {"python", nullptr},
       {"layers", json::array()},
       {"warnings", json::array()},
       {"error", nullptr},
@@ -46,7 +53,7 @@ json skeleton(const RunRecord& run) {
 
 // Facts land only where the report has a place for them: nothing else can slip in.
 void apply_fact(json* report, const json& ev) {
-  static const std::set<std::string> kAllowed = {"runtime", "pytorch", "device", "execution"};
+  static const std::set<std::string> kAllowed = {"runtime", "pytorch", "device", "execution", "python"};
   const std::string path = ev.value("path", "");
   const size_t second = path.find('/', 1);
   if (path.empty() || path[0] != '/' || !kAllowed.count(path.substr(1, second == std::string::npos ? std::string::npos : second - 1)))
@@ -99,6 +106,28 @@ const json* find_event(const std::vector<json>& events, const char* kind) {
   return nullptr;
 }
 
+HintContext hint_context(const json& report, const RunRecord& run) {
+  HintContext c;
+  auto text = [](const json& j, const char* k) { return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : ""; };
+  c.cuda_compiled = text(report["pytorch"], "cuda_compiled");
+  if (report["device"].is_object()) c.device_capability = text(report["device"], "capability");
+  if (report["pytorch"]["arch_list"].is_array()) c.arch_list = report["pytorch"]["arch_list"].get<std::vector<std::string>>();
+  if (report["execution"]["arch_supported"].is_boolean()) c.arch_supported = report["execution"]["arch_supported"].get<bool>();
+  if (run.host.is_object() && !run.host["gpus"].empty()) c.driver_version = text(run.host["gpus"][0], "driver_version");
+  c.visible_devices_env = run.visible_devices_env;
+  c.stage = report["stage"].is_string() ? report["stage"].get<std::string>() : "";
+  return c;
+}
+
+// The cause and next action for a known error signature, from the unredacted message.
+void attach_hint(json* report, Code code, const std::string& raw_message, const RunRecord& run) {
+  if (!(*report)["error"].is_object()) return;
+  const std::optional<Hint> h = find_hint(code, raw_message, hint_context(*report, run));
+  (*report)["error"]["cause"] = h ? json(redact(h->cause)) : json();
+  // error.next_action becomes the specific one; the top-level next_action stays the code's fixed text.
+  if (h) (*report)["error"]["next_action"] = h->action;
+}
+
 std::string signal_text(int sig) {
   const char* abbrev = sigabbrev_np(sig);
   return abbrev ? fmt::format("signal {} (SIG{})", sig, abbrev) : fmt::format("signal {}", sig);
@@ -116,6 +145,7 @@ void set_verdict(json* report, Code code, const std::string& stage, const std::s
     (*report)["error"] = nullptr;
   } else {
     (*report)["error"] = {{"code", i.name},
+                          {"cause", nullptr},
                           {"exit_code", i.exit_code},
                           {"stage", stage.empty() ? json() : json(stage)},
                           {"meaning", i.meaning},
@@ -154,6 +184,7 @@ json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
     const json& f = (*end)["failure"];
     const Code code = code_from_name(f.value("code", "")).value_or(Code::RuntimeError);
     set_verdict(&report, code, f.value("stage", stage), f.value("message", ""));
+    attach_hint(&report, code, f.value("message", ""), run);
   } else {
     const json& ex = report["execution"];
     const bool verified = ex["product_verified"] == true && ex["gradient_verified"] == true;
@@ -164,6 +195,8 @@ json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
   }
   if (end && w.signal)
     report["warnings"].push_back(fmt::format("the worker was killed by {} after its verdict", signal_text(w.signal)));
+  for (const auto& ev : run.events)
+    if (ev.value("ev", "") == "warning") report["warnings"].push_back(redact(ev.value("text", "")));
   if (run.malformed_events)
     report["warnings"].push_back(fmt::format("{} unreadable event line(s) from the worker", run.malformed_events));
   if (!run.options.fault.empty())

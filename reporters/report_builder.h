@@ -11,7 +11,7 @@
 
 namespace kd {
 
-inline constexpr const char* kSchemaVersion = "1.0";
+inline constexpr const char* kSchemaVersion = "1.1";  // 1.1: host, python, arch, error.cause
 
 struct WorkerEnd {
   bool timed_out = false;
@@ -29,6 +29,8 @@ struct RunRecord {
   int malformed_events = 0;
   WorkerEnd worker;
   double duration_ms = 0;
+  nlohmann::json host;                        // --host-check's result, null when not asked
+  std::string visible_devices_env = "unset";  // CUDA_VISIBLE_DEVICES: "unset", "empty" or "set" (for hints)
 };
 
 struct LayerInfo {  // the part of the layer registry the report needs

@@ -7,6 +7,7 @@
 
 namespace kd {
 
-std::string render_terminal(const nlohmann::json& report, bool colour);
+// python_path: the --python interpreter as given; the terminal may show it, the report never does.
+std::string render_terminal(const nlohmann::json& report, bool colour, const std::string& python_path = "");
 
 }  // namespace kd

@@ -126,8 +126,13 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       long n = 0;
       if (!parse_int(v, 65535, &n)) return UsageError{"--kd-worker-fd is internal"};
       o.worker_fd = static_cast<int>(n);
-    } else if (arg == "--host-check" || arg == "--python") {
-      return UsageError{fmt::format("{} is not available in this version yet", arg)};
+    } else if (arg == "--host-check") {
+      if (inline_value) return UsageError{"--host-check takes no value"};
+      o.host_check = true;
+    } else if (arg == "--python") {
+      if (auto e = value(&v)) return *e;
+      if (v.empty()) return UsageError{"--python needs an interpreter (a path, or a name on PATH)"};
+      o.python = v;
     } else {
       return UsageError{fmt::format("unknown argument '{}' (see --help)", args[i])};
     }
@@ -142,6 +147,7 @@ std::vector<std::string> worker_arguments(const Options& o, int event_fd) {
                                 "--device-index", std::to_string(o.device_index)};
   if (!o.layers.empty()) a.insert(a.end(), {"--layers", fmt::format("{}", fmt::join(o.layers, ","))});
   if (!o.fault.empty()) a.insert(a.end(), {"--inject-fault", o.fault});
+  if (o.python) a.insert(a.end(), {"--python", *o.python});
   a.insert(a.end(), o.gtest_args.begin(), o.gtest_args.end());
   return a;
 }
@@ -159,6 +165,8 @@ Options:
   --output FILE         also write the JSON report to FILE, a new file
                         (an existing path is never overwritten: exit 12)
   --layers L1,L3        run only these layers (or choose tests with --gtest_filter)
+  --host-check          also report what nvidia-smi sees (driver, memory; at most 3 s)
+  --python PATH         also check that this interpreter imports torch (layer L1)
   --in-process          debug: run the tests in this process (no timeout guard)
   --inject-fault KIND   TEST ONLY: wrong-product, hang, abort, oom, runtime-error;
                         recorded in the report, never a diagnosis

@@ -15,6 +15,8 @@ struct Options {
   std::optional<std::string> output;   // a new file for the JSON report
   std::vector<std::string> layers;     // e.g. {"L1","L3"}; empty: the plain run (L1-L3)
   std::vector<std::string> gtest_args; // --gtest_* flags, passed to the worker as given
+  bool host_check = false;             // also ask nvidia-smi (informs, never decides)
+  std::optional<std::string> python;   // also check this interpreter's torch (L1)
   std::string fault;                   // test-only fault injection; "" when off
   bool in_process = false;             // debug: run the tests in this process (no timeout)
   int worker_fd = -1;                  // internal: this process is the worker, events go to this fd

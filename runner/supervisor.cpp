@@ -9,6 +9,8 @@
 #include <climits>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <ctime>
 #include <fstream>
 #include <thread>
@@ -16,6 +18,8 @@
 #include <fmt/format.h>
 
 #include "event_channel.h"
+#include "host_check.h"
+#include "subprocess.h"
 #include "fixtures/layer_test.h"
 #include "reporters/report_builder.h"
 #include "reporters/report_file.h"
@@ -167,8 +171,16 @@ int supervise(const Options& o, const std::string& exe) {
       return exit_code(Code::OutputWriteFailed);
     }
   }
+  if (o.python && find_executable(*o.python).empty()) {
+    std::fprintf(stderr, "kernodeck-diagnostic: usage error: --python: '%s' is not an executable interpreter\n",
+                 o.python->c_str());
+    return exit_code(Code::UsageError);
+  }
   RunRecord run;
   run.options = o;
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");  // its value never leaves this process
+  run.visible_devices_env = !visible ? "unset" : *visible ? "set" : "empty";
+  std::future<nlohmann::json> host = o.host_check ? start_host_check() : std::future<nlohmann::json>();
   run.run_id = random_run_id();
   run.started_at = utc_now();
   const auto start = Clock::now();
@@ -193,6 +205,7 @@ int supervise(const Options& o, const std::string& exe) {
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);
   ::sigaction(SIGHUP, &old_hup, nullptr);
+  if (host.valid()) run.host = host.get();  // at most 3 s from its start, which overlapped the worker
   run.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 
   nlohmann::json report = build_report(run, layer_infos());
@@ -205,7 +218,7 @@ int supervise(const Options& o, const std::string& exe) {
     }
   }
   std::fflush(stdout);
-  const std::string text = render_terminal(report, ::isatty(STDOUT_FILENO) == 1) + saved;
+  const std::string text = render_terminal(report, ::isatty(STDOUT_FILENO) == 1, o.python.value_or("")) + saved;
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
   return report.value("exit_code", exit_code(Code::WorkerFailed));

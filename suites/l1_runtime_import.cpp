@@ -8,6 +8,8 @@
 
 #include "fixtures/layer_test.h"
 #include "fixtures/probe_loader.h"
+#include "runner/event_channel.h"
+#include "runner/subprocess.h"
 
 #ifndef KD_VERSION
 #define KD_VERSION "unknown"
@@ -37,6 +39,27 @@ std::string compiler() {
   return "unknown";
 #endif
 }
+
+// Run by the user's interpreter: one JSON line, whatever happens. A missing dependency of torch
+// is an import failure (4), only torch itself missing is TORCH_MISSING (3).
+constexpr const char* kPythonProbe = R"(
+import json, sys
+out = {"python": sys.version.split()[0]}
+try:
+    import torch
+except ModuleNotFoundError as e:
+    out["import"] = "missing" if e.name == "torch" else "failed"
+    out["message"] = f"{type(e).__name__}: {e}"
+except BaseException as e:
+    out["import"] = "failed"
+    out["message"] = f"{type(e).__name__}: {e}"
+else:
+    out.update({"import": "ok", "torch": torch.__version__, "cuda": torch.version.cuda,
+                "hip": getattr(torch.version, "hip", None)})
+print(json.dumps(out))
+)";
+
+std::string public_version(const std::string& v) { return v.substr(0, v.find('+')); }  // "2.11.0+cu130"
 
 }  // namespace
 
@@ -73,6 +96,39 @@ KD_STEP(1, L1_RuntimeImport, LibTorchLoads, "L1.import") {
   ctx.fact("/pytorch/hip_compiled", or_null(info.hip_compiled));
   ctx.fact("/pytorch/backend", info.backend);
   ctx.fact("/pytorch/source", info.source);
+  return Outcome::pass();
+}
+
+}  // namespace kd
+
+namespace kd {
+
+KD_STEP(1, L1_RuntimeImport, PythonTorch, "L1.python") {
+  if (!ctx.options.python) return Outcome::not_applicable("no --python interpreter given");
+  const std::string exe = find_executable(*ctx.options.python);
+  const ProcessResult r = run_process({exe, "-c", kPythonProbe}, ctx.options.timeout_s, false);
+  if (exe.empty() || !r.started) return Outcome::fail(Code::TorchMissing, "the --python interpreter could not be started");
+  const std::string last = r.output.substr(r.output.rfind('\n', r.output.size() - 2) + 1);
+  const auto out = nlohmann::json::parse(last, nullptr, false);
+  if (out.is_discarded() || !out.is_object())
+    return Outcome::fail(Code::TorchImportFailed, fmt::format("the --python interpreter gave no answer (exit {})", r.exit_status));
+  const std::string import = out.value("import", "failed");
+  auto field = [&](const char* k) { return out.contains(k) ? out[k] : nlohmann::json(); };
+  ctx.fact("/python", {{"version", field("python")}, {"import", import}, {"torch_version", field("torch")},
+                       {"cuda", field("cuda")}, {"hip", field("hip")}});
+  if (import == "missing") return Outcome::fail(Code::TorchMissing, "python: " + out.value("message", "no torch"));
+  if (import != "ok") return Outcome::fail(Code::TorchImportFailed, "python: " + out.value("message", "import failed"));
+  // A different torch in the project's Python than in the suite is worth knowing, not a failure.
+  if (ctx.probe) {
+    kd_torch_info info{};
+    ctx.probe->torch_info(&info);
+    const std::string py_torch = out.value("torch", ""), py_cuda = field("cuda").is_string() ? out.value("cuda", "") : "";
+    if (public_version(py_torch) != info.version || py_cuda != info.cuda_compiled)
+      events::emit({{"ev", "warning"},
+                    {"text", fmt::format("the --python interpreter has torch {} (CUDA {}), the suite loaded LibTorch {} "
+                                         "(CUDA {})", py_torch, py_cuda.empty() ? "none" : py_cuda, info.version,
+                                         *info.cuda_compiled ? info.cuda_compiled : "none")}});
+  }
   return Outcome::pass();
 }
 

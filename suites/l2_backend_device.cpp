@@ -3,8 +3,20 @@
 #include <fmt/format.h>
 
 #include "fixtures/layer_test.h"
+#include "probe/build_settings.h"
 
 namespace kd {
+namespace {
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  for (size_t start = 0; start < s.size();) {
+    const size_t comma = s.find(',', start);
+    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    start = comma == std::string::npos ? s.size() : comma + 1;
+  }
+  return out;
+}
+}  // namespace
 
 KD_LAYER(2, L2_BackendDevice, "backend & device", true);
 
@@ -52,6 +64,13 @@ KD_STEP(2, L2_BackendDevice, DeviceProperties, "L2.device_properties", "L2.devic
                        {"capability", fmt::format("{}.{}", p.major, p.minor)},
                        {"total_memory_bytes", p.total_memory_bytes},
                        {"multiprocessors", p.multiprocessors}});
+  // The compiled architectures appear in show_config() once CUDA is up: ask again now.
+  kd_torch_info info{};
+  ctx.probe->torch_info(&info);
+  const std::vector<std::string> archs = split_list(info.arch_list);
+  ctx.fact("/pytorch/arch_list", archs.empty() ? nlohmann::json() : nlohmann::json(archs));
+  const std::optional<bool> covered = arch_covers(archs, p.major, p.minor);
+  ctx.fact("/execution/arch_supported", covered ? nlohmann::json(*covered) : nlohmann::json());
   return Outcome::pass();
 }
 

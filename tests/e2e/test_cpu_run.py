@@ -16,9 +16,10 @@ class CpuRun(DiagnosticTest):
         self.assertRegex(rep["run_id"], "^[0-9a-f]{16}$")
         self.assertEqual(rep["requested"], {
             "device": "cpu", "device_index": None, "timeout_s": 30.0, "report_file": True, "layers": None,
-            "gtest_filter": None, "in_process": False, "fault_injection": None})
+            "gtest_filter": None, "in_process": False, "fault_injection": None, "host_check": False,
+            "python": False})
         self.assertEqual(rep["execution"], {"device": "cpu", "product_verified": True,
-                                            "gradient_verified": True, "loss": 196.0})
+                                            "gradient_verified": True, "loss": 196.0, "arch_supported": None})
         pt = rep["pytorch"]
         self.assertTrue(pt["loaded"])
         self.assertRegex(pt["version"], r"^\d+\.\d+")

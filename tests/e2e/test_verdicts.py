@@ -18,8 +18,12 @@ class DefaultRun(DiagnosticTest):
             self.assertEqual(r.report["pytorch"]["visible_device_count"], 0)
             self.assertEqual(r.report["pytorch"]["backend"], "cuda")
             self.assertTrue(r.report["error"]["message"])
-            self.assertEqual(r.report["error"]["next_action"], "check device visibility, driver, permissions")
+            self.assertEqual(r.report["next_action"], "check device visibility, driver, permissions")
             self.assertIsNone(r.report["execution"]["device"])  # nothing ran on any device
+            if "Found no NVIDIA driver" in r.report["error"]["message"]:  # this machine: no driver at all
+                self.assertIn("no NVIDIA driver is visible", r.report["error"]["cause"])
+                self.assertIn("--gpus all", r.report["error"]["next_action"])
+                self.assertIn("next:  install the NVIDIA driver", r.stdout)
 
     def test_l3_filter_alone_gives_the_same_code(self):
         code, exit_code = expected_default_code()

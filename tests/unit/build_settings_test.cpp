@@ -71,3 +71,30 @@ TEST(BuildSettings, EmptyTextDeclaresNoBackend) {
 
 }  // namespace
 }  // namespace kd
+
+namespace kd {
+namespace {
+
+// The line as LibTorch 2.11.0+cu130 prints it on an H200 once CUDA is up (DESIGN.md), shortened.
+const char* kArchLine =
+    "  - NVCC architecture flags: -gencode;arch=compute_75,code=sm_75;-gencode;arch=compute_80,code=sm_80;"
+    "-gencode;arch=compute_90,code=sm_90;-gencode;arch=compute_120,code=[sm_120,compute_120]\n";
+
+TEST(ArchList, ReadsMachineCodeAndPtxInOrder) {
+  EXPECT_EQ(parse_build_settings(kArchLine).arch_list,
+            (std::vector<std::string>{"sm_75", "sm_80", "sm_90", "sm_120", "compute_120"}));
+  EXPECT_TRUE(parse_build_settings("USE_CUDA=ON, CUDA_VERSION=13.0").arch_list.empty());
+}
+
+TEST(ArchList, CoversExactMachineCodeOrOlderPtx) {
+  const auto list = parse_build_settings(kArchLine).arch_list;
+  EXPECT_EQ(arch_covers(list, 9, 0), true);    // H200: sm_90
+  EXPECT_EQ(arch_covers(list, 8, 6), false);   // sm_86: no machine code, and the only PTX is newer
+  EXPECT_EQ(arch_covers(list, 12, 1), true);   // sm_121: PTX compute_120 compiles for it
+  EXPECT_EQ(arch_covers({"sm_90a"}, 9, 0), true);
+  EXPECT_EQ(arch_covers({"sm_80", "compute_80"}, 9, 0), true);
+  EXPECT_EQ(arch_covers({}, 9, 0), std::nullopt);
+}
+
+}  // namespace
+}  // namespace kd

@@ -107,9 +107,17 @@ INSTANTIATE_TEST_SUITE_P(
                     BadCase{{"--gtest_filter=L1_*", "--layers=L1"}, {"--layers", "--gtest_filter"}},
                     BadCase{{"--inject-fault", "melt"}, {"--inject-fault", "'melt'", "wrong-product"}},
                     BadCase{{"--in-process=yes"}, {"--in-process"}},
-                    BadCase{{"--host-check"}, {"--host-check", "not available"}},
-                    BadCase{{"--python", "/usr/bin/python3"}, {"--python", "not available"}},
-                    BadCase{{"--python=/usr/bin/python3"}, {"--python", "not available"}}));
+                    BadCase{{"--host-check=yes"}, {"--host-check"}},
+                    BadCase{{"--python"}, {"--python"}},
+                    BadCase{{"--python="}, {"--python"}}));
+
+TEST(Cli, HostCheckAndPythonAreRecorded) {
+  const Options o = parse_ok({"--host-check", "--python", "/usr/bin/python3"});
+  EXPECT_TRUE(o.host_check);
+  EXPECT_EQ(o.python, "/usr/bin/python3");
+  EXPECT_FALSE(parse_ok({}).host_check);
+  EXPECT_FALSE(parse_ok({}).python.has_value());
+}
 
 TEST(Cli, GtestFlagsArePassedThroughAsGiven) {
   const Options o = parse_ok({"--gtest_filter=L3_TinyOp.*", "--device", "cpu", "--gtest_list_tests",
@@ -144,6 +152,7 @@ void expect_worker_sees_the_same(const Options& user) {
   EXPECT_EQ(worker.layers, user.layers);
   EXPECT_EQ(worker.fault, user.fault);
   EXPECT_EQ(worker.gtest_args, user.gtest_args);
+  EXPECT_EQ(worker.python, user.python);
 }
 
 TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {
@@ -151,6 +160,7 @@ TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {
   expect_worker_sees_the_same(parse_ok({"--device=cpu", "--device-index", "2", "--layers", "L3,L1",
                                         "--inject-fault", "wrong-product", "--gtest_fail_fast", "--gtest_repeat=2"}));
   expect_worker_sees_the_same(parse_ok({"--device-index=5", "--gtest_filter=L2_*:L3_*", "--timeout", "60"}));
+  expect_worker_sees_the_same(parse_ok({"--python", "python3", "--host-check"}));
 }
 
 }  // namespace

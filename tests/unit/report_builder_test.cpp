@@ -81,7 +81,7 @@ bool has_warning_with(const json& report, const std::string& text) {
 
 TEST(ReportBuilder, FailureGivesItsCodeStageMessageAndNextAction) {
   const json r = build(failing_product_run(), exited(1));
-  EXPECT_EQ(r["schema_version"], "1.0");
+  EXPECT_EQ(r["schema_version"], kSchemaVersion);
   EXPECT_EQ(r["status"], "failed");
   EXPECT_EQ(r["code"], "CHECK_FAILED");
   EXPECT_EQ(r["exit_code"], 8);

@@ -65,9 +65,20 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 TEST(TerminalReporter, FailureShowsVerdictStageCauseAndNextAction) {
   const std::string out = render_terminal(failed_report(), false);
   EXPECT_EQ(line_starting(out, "Verdict:"), "Verdict: CHECK_FAILED (exit 8) at stage L3.product") << out;
-  EXPECT_EQ(line_starting(out, "  cause:"), "  cause: p = [[3,1],[7,2]], expected [[3,1],[7,3]]") << out;
+  EXPECT_EQ(line_starting(out, "  error:"), "  error: p = [[3,1],[7,2]], expected [[3,1],[7,3]]") << out;
   EXPECT_EQ(line_starting(out, "  next:"), "  next:  read the reported stage before running a model") << out;
   EXPECT_TRUE(contains(out, "  warning: test-only fault injection 'wrong-product'")) << out;
+}
+
+TEST(TerminalReporter, ShowsTheHintsCauseHostAndPython) {
+  nlohmann::json r = failed_report();
+  r["error"]["cause"] = "the device's architecture (sm_90) is not in the build's compiled list (sm_80)";
+  r["host"] = {{"status", "ok"}, {"gpus", {{{"driver_version", "580.159.04"}, {"memory_total_mib", 143771}}}}};
+  r["python"] = {{"version", "3.12.3"}, {"import", "ok"}, {"torch_version", "2.11.0+cu130"}, {"cuda", "13.0"}};
+  const std::string out = render_terminal(r, false, "/usr/bin/python3");
+  EXPECT_EQ(line_starting(out, "  cause:"), "  cause: the device's architecture (sm_90) is not in the build's compiled list (sm_80)");
+  EXPECT_EQ(line_starting(out, "Host"), "Host (nvidia-smi): 1 GPU, driver 580.159.04 with 143771 MiB");
+  EXPECT_EQ(line_starting(out, "Python"), "Python (/usr/bin/python3) 3.12.3: torch 2.11.0+cu130 (CUDA 13.0)");
 }
 
 TEST(TerminalReporter, ShowsOneLineForEachLayerThatRan) {

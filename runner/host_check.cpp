@@ -1,0 +1,77 @@
+#include "host_check.h"
+
+#include <cctype>
+
+#include "reporters/redact.h"
+#include "subprocess.h"
+
+namespace kd {
+namespace {
+
+constexpr const char* kNote =
+    "nvidia-smi is an NVIDIA tool: this is not an equivalent check for ROCm (AMD GPUs are not looked at here)";
+
+std::string trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+bool all_digits(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+}  // namespace
+
+nlohmann::json host_from_nvidia_smi(bool found, bool timed_out, int exit_status, const std::string& output,
+                                    double seconds) {
+  nlohmann::json host = {{"tool", "nvidia-smi"}, {"status", "ok"}, {"gpus", nlohmann::json::array()},
+                         {"message", nullptr}, {"duration_ms", seconds * 1000}, {"note", kNote}};
+  const std::string first_line = trim(output.substr(0, output.find('\n')));
+  if (!found) {
+    host["status"] = "absent";
+  } else if (timed_out) {
+    host["status"] = "timed_out";
+    host["message"] = "nvidia-smi did not answer within 3 s and was stopped";
+  } else if (exit_status != 0) {
+    host["status"] = "failed";
+    host["message"] = redact(first_line.empty() ? "nvidia-smi exited with status " + std::to_string(exit_status)
+                                                : first_line);
+  } else {
+    size_t start = 0;
+    while (start < output.size()) {
+      const size_t nl = output.find('\n', start);
+      const std::string line = trim(output.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+      start = nl == std::string::npos ? output.size() : nl + 1;
+      if (line.empty()) continue;
+      const size_t comma = line.find(',');
+      const std::string driver = comma == std::string::npos ? "" : trim(line.substr(0, comma));
+      const std::string memory = comma == std::string::npos ? "" : trim(line.substr(comma + 1));
+      if (driver.empty() || !all_digits(memory)) {
+        host["status"] = "failed";
+        host["gpus"] = nlohmann::json::array();
+        host["message"] = redact("unexpected output: " + line);
+        break;
+      }
+      host["gpus"].push_back({{"driver_version", driver}, {"memory_total_mib", std::stoll(memory)}});
+    }
+  }
+  if (host["status"] != "ok") host["gpus"] = nlohmann::json::array();
+  return host;
+}
+
+std::future<nlohmann::json> start_host_check() {
+  return std::async(std::launch::async, [] {
+    const std::string smi = find_executable("nvidia-smi");
+    if (smi.empty()) return host_from_nvidia_smi(false, false, 0, "", 0);
+    const ProcessResult r = run_process(
+        {smi, "--query-gpu=driver_version,memory.total", "--format=csv,noheader,nounits"}, kHostCheckLimitS, true);
+    return host_from_nvidia_smi(true, r.timed_out, r.started ? r.exit_status : 127, r.output, r.seconds);
+  });
+}
+
+}  // namespace kd

@@ -1,0 +1,24 @@
+// Runs a helper program (nvidia-smi, the user's Python) with a hard time limit, capturing
+// its standard output. Torch-free: used by the supervisor and the worker alike.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace kd {
+
+struct ProcessResult {
+  bool started = false;    // false: the program could not be executed
+  bool timed_out = false;  // killed at the limit
+  int exit_status = -1;    // valid when it exited
+  int signal = 0;          // killed by this signal
+  std::string output;      // stdout (and stderr when merged)
+  double seconds = 0;
+};
+
+ProcessResult run_process(const std::vector<std::string>& argv, double limit_s, bool merge_stderr);
+
+// The executable NAME would run as ("nvidia-smi" -> "/usr/bin/nvidia-smi"); a name with a '/'
+// is checked as given. "" when there is none.
+std::string find_executable(const std::string& name);
+
+}  // namespace kd

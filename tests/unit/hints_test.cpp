@@ -1,0 +1,102 @@
+// Known error texts (as LibTorch, CUDA, NVML and the loader print them) -> cause and action.
+#include <gtest/gtest.h>
+
+#include "verdict/hints.h"
+
+namespace kd {
+namespace {
+
+HintContext cuda_context() {
+  HintContext c;
+  c.cuda_compiled = "13.0";
+  c.device_capability = "9.0";
+  c.arch_list = {"sm_75", "sm_80", "sm_86"};
+  c.visible_devices_env = "unset";
+  return c;
+}
+
+std::string cause(Code code, const std::string& message, const HintContext& c = cuda_context()) {
+  const auto h = find_hint(code, message, c);
+  return h ? h->cause : "";
+}
+
+TEST(Hints, DriverTooOldNamesBothVersions) {
+  HintContext c = cuda_context();
+  c.driver_version = "535.104.05";
+  const std::string got =
+      cause(Code::GpuUnavailable, "CUDA driver version is insufficient for CUDA runtime version", c);
+  EXPECT_NE(got.find("13.0"), std::string::npos) << got;
+  EXPECT_NE(got.find("535.104.05"), std::string::npos) << got;
+  EXPECT_NE(cause(Code::GpuUnavailable,
+                  "The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver")
+                .find("newer than the installed driver"),
+            std::string::npos);
+}
+
+TEST(Hints, NoKernelImageNamesTheDeviceAndTheCompiledList) {
+  const std::string got =
+      cause(Code::RuntimeError, "CUDA error: no kernel image is available for execution on the device");
+  EXPECT_NE(got.find("sm_90"), std::string::npos) << got;
+  EXPECT_NE(got.find("sm_75, sm_80, sm_86"), std::string::npos) << got;
+}
+
+TEST(Hints, EachKnownSignature) {
+  struct Case {
+    Code code;
+    const char* text;
+    const char* expect;
+  };
+  for (const Case& c : std::vector<Case>{
+           {Code::GpuUnavailable,
+            "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver",
+            "no NVIDIA driver is visible"},
+           {Code::GpuUnavailable, "Failed to initialize NVML: Driver/library version mismatch", "kernel driver"},
+           {Code::GpuUnavailable, "CUDA error: all CUDA-capable devices are busy or unavailable", "exclusive-process"},
+           {Code::RuntimeError, "CUDA error: CUDA-capable device(s) is/are busy or unavailable", "exclusive-process"},
+           {Code::RuntimeError, "HIP error: invalid device function", "gfx target"},
+           {Code::TorchImportFailed, "<path>/libkd_probe.so: undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationE",
+            "ABI"},
+       }) {
+    EXPECT_NE(cause(c.code, c.text).find(c.expect), std::string::npos) << c.text;
+  }
+}
+
+TEST(Hints, VisibleDevicesSetButEmptyOrWrongWithoutItsValue) {
+  HintContext c = cuda_context();
+  c.visible_devices_env = "empty";
+  EXPECT_NE(cause(Code::GpuUnavailable, "No CUDA GPUs are available", c).find("set but empty"), std::string::npos);
+  c.visible_devices_env = "set";
+  EXPECT_NE(cause(Code::GpuUnavailable, "No CUDA GPUs are available", c).find("names no device"), std::string::npos);
+  c.visible_devices_env = "unset";
+  EXPECT_EQ(cause(Code::GpuUnavailable, "No CUDA GPUs are available", c), "");
+}
+
+TEST(Hints, OutOfMemoryTellsWhetherOthersHoldTheMemory) {
+  // The H200's real text (2026-11-29), and the same card with 130 GiB held by another process.
+  const std::string alone =
+      "CUDA out of memory. Tried to allocate 1048576.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which "
+      "139.28 GiB is free. Including non-PyTorch memory, this process has 520.00 MiB memory in use.";
+  EXPECT_NE(cause(Code::OutOfMemory, alone).find("larger than the 139.3 GiB free"), std::string::npos)
+      << cause(Code::OutOfMemory, alone);
+  const std::string crowded =
+      "CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which "
+      "9.28 GiB is free. Including non-PyTorch memory, this process has 520.00 MiB memory in use.";
+  const std::string got = cause(Code::OutOfMemory, crowded);
+  EXPECT_NE(got.find("other processes hold about 130.0 GiB"), std::string::npos) << got;
+}
+
+TEST(Hints, ArchPredictionExplainsAnL3Failure) {
+  HintContext c = cuda_context();
+  c.arch_supported = false;
+  c.stage = "L3.product";
+  EXPECT_NE(cause(Code::RuntimeError, "CUDA error: unspecified launch failure", c).find("sm_90"), std::string::npos);
+  c.arch_supported = true;
+  EXPECT_EQ(cause(Code::RuntimeError, "CUDA error: unspecified launch failure", c), "");
+}
+
+TEST(Hints, UnknownTextGivesNoHint) {
+  EXPECT_FALSE(find_hint(Code::RuntimeError, "mat1 and mat2 shapes cannot be multiplied (2x2 and 3x3)", cuda_context()));
+}
+
+}  // namespace
+}  // namespace kd

@@ -1,0 +1,88 @@
+#include "hints.h"
+
+#include <cstdlib>
+#include <regex>
+
+#include <fmt/format.h>
+
+namespace kd {
+namespace {
+
+bool has(const std::string& text, const char* needle) { return text.find(needle) != std::string::npos; }
+
+std::string sm(const std::string& capability) {  // "9.0" -> "sm_90"
+  std::string digits;
+  for (char c : capability)
+    if (c != '.') digits += c;
+  return "sm_" + digits;
+}
+
+std::string arch_text(const HintContext& c) {
+  return c.arch_list.empty() ? std::string("unknown") : fmt::format("{}", fmt::join(c.arch_list, ", "));
+}
+
+Hint arch_hint(const HintContext& c) {
+  const std::string device = c.device_capability.empty() ? "this device's architecture" : sm(c.device_capability);
+  return {fmt::format("the device's architecture ({}) is not in the build's compiled list ({})", device, arch_text(c)),
+          "install a LibTorch built for this GPU's architecture"};
+}
+
+// "GPU 0 has a total capacity of 139.80 GiB of which 139.28 GiB is free. ... this process has 0 bytes memory in use."
+std::optional<Hint> oom_hint(const std::string& m) {
+  static const std::regex capacity(R"(total capacity of ([0-9.]+) GiB of which ([0-9.]+) (GiB|MiB|KiB|bytes) is free)");
+  static const std::regex ours(R"(this process has ([0-9.]+) (GiB|MiB|KiB|bytes) memory in use)");
+  std::smatch cap, own;
+  if (!std::regex_search(m, cap, capacity)) return std::nullopt;
+  auto gib = [](const std::string& v, const std::string& unit) {
+    const double x = std::atof(v.c_str());
+    return unit == "GiB" ? x : unit == "MiB" ? x / 1024 : unit == "KiB" ? x / (1024 * 1024) : x / (1024.0 * 1024 * 1024);
+  };
+  const double total = gib(cap[1], "GiB"), free = gib(cap[2], cap[3]);
+  const double mine = std::regex_search(m, own, ours) ? gib(own[1], own[2]) : 0;
+  const double others = total - free - mine;
+  if (others > 0.5 && others > 0.05 * total)
+    return Hint{fmt::format("other processes hold about {:.1f} GiB of the device's {:.1f} GiB ({:.1f} GiB free, "
+                            "{:.1f} GiB used by this run)", others, total, free, mine),
+                "free the GPU (nvidia-smi lists the processes holding it) or choose another device"};
+  return Hint{fmt::format("the request is larger than the {:.1f} GiB free of {:.1f} GiB ({:.1f} GiB used by this run)",
+                          free, total, mine),
+              "reduce the batch or model size, or use a GPU with more memory"};
+}
+
+}  // namespace
+
+std::optional<Hint> find_hint(Code code, const std::string& m, const HintContext& c) {
+  if (has(m, "driver version is insufficient for CUDA runtime version") || has(m, "NVIDIA driver on your system is too old")) {
+    const std::string cuda = c.cuda_compiled.empty() ? "" : " " + c.cuda_compiled;
+    const std::string driver = c.driver_version.empty() ? "" : fmt::format(" (driver {})", c.driver_version);
+    return Hint{fmt::format("the build's CUDA{} is newer than the installed driver{} supports", cuda, driver),
+                "update the NVIDIA driver, or install a LibTorch built for an older CUDA"};
+  }
+  if (has(m, "no kernel image is available for execution on the device")) return arch_hint(c);
+  if (has(m, "Found no NVIDIA driver on your system"))
+    return Hint{"no NVIDIA driver is visible to this process (not installed, or not passed into the container)",
+                "install the NVIDIA driver, or start the container with the GPUs passed in (e.g. --gpus all)"};
+  if (has(m, "Driver/library version mismatch"))
+    return Hint{"the loaded NVIDIA kernel driver and its user-space libraries differ (typically after a driver "
+                "upgrade without a reboot)",
+                "reboot, or reload the nvidia kernel modules"};
+  if (has(m, "busy or unavailable"))
+    return Hint{"the GPU is held by another process in exclusive-process compute mode, or is otherwise unavailable",
+                "check `nvidia-smi` for the compute mode and the processes using the GPU"};
+  if (has(m, "HIP error: invalid device function"))
+    return Hint{"the device's gfx target is not among those this ROCm build was compiled for",
+                "install a ROCm build of LibTorch that includes this GPU's gfx target"};
+  if (has(m, "undefined symbol"))
+    return Hint{"a C++ ABI or version mismatch between this suite and the LibTorch it loaded (a symbol is missing)",
+                "rebuild the suite against this LibTorch (scripts/build), or load the LibTorch it was built with"};
+  if (code == Code::GpuUnavailable && c.visible_devices_env != "unset")
+    return Hint{c.visible_devices_env == "empty" ? "CUDA_VISIBLE_DEVICES is set but empty: it hides every GPU"
+                                                 : "CUDA_VISIBLE_DEVICES is set but names no device this process can use",
+                "unset CUDA_VISIBLE_DEVICES, or set it to the index or UUID of a GPU that nvidia-smi lists"};
+  if (code == Code::OutOfMemory)
+    if (auto h = oom_hint(m)) return h;
+  if (c.arch_supported == false && c.stage.rfind("L3.", 0) == 0) return arch_hint(c);
+  return std::nullopt;
+}
+
+}  // namespace kd
