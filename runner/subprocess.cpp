@@ -30,7 +30,7 @@ std::string find_executable(const std::string& name) {
   return "";
 }
 
-ProcessResult run_process(const std::vector<std::string>& args, double limit_s, bool merge_stderr) {
+ProcessResult run_process(const std::vector<std::string>& args, double limit_s, bool merge_stderr, bool own_group) {
   using Clock = std::chrono::steady_clock;
   ProcessResult r;
   const auto start = Clock::now();
@@ -44,7 +44,7 @@ ProcessResult run_process(const std::vector<std::string>& args, double limit_s, 
 
   const pid_t pid = ::fork();
   if (pid == 0) {
-    ::setpgid(0, 0);  // so that a timeout also ends whatever it started
+    if (own_group) ::setpgid(0, 0);
     ::dup2(fds[1], STDOUT_FILENO);
     const int null = ::open("/dev/null", O_RDWR);
     ::dup2(merge_stderr ? fds[1] : null, STDERR_FILENO);
@@ -75,10 +75,11 @@ ProcessResult run_process(const std::vector<std::string>& args, double limit_s, 
     }
   }
   ::close(fds[0]);
-  if (r.timed_out) {
-    ::kill(-pid, SIGKILL);
+  auto stop = [&] {
+    if (own_group) ::kill(-pid, SIGKILL);
     ::kill(pid, SIGKILL);
-  }
+  };
+  if (r.timed_out) stop();
   // Output closed: the program is ending; wait for it within what is left of the limit.
   int status = 0;
   for (;;) {
@@ -87,8 +88,7 @@ ProcessResult run_process(const std::vector<std::string>& args, double limit_s, 
     if (w < 0) return r;
     if (Clock::now() >= deadline && !r.timed_out) {
       r.timed_out = true;
-      ::kill(-pid, SIGKILL);
-      ::kill(pid, SIGKILL);
+      stop();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }

@@ -15,7 +15,9 @@ struct ProcessResult {
   double seconds = 0;
 };
 
-ProcessResult run_process(const std::vector<std::string>& argv, double limit_s, bool merge_stderr);
+// own_group: put it in a process group of its own, so that a timeout also ends what it started.
+// The worker's helpers stay in the worker's group instead, so that the supervisor's kill reaches them.
+ProcessResult run_process(const std::vector<std::string>& argv, double limit_s, bool merge_stderr, bool own_group = true);
 
 // The executable NAME would run as ("nvidia-smi" -> "/usr/bin/nvidia-smi"); a name with a '/'
 // is checked as given. "" when there is none.

@@ -106,7 +106,8 @@ namespace kd {
 KD_STEP(1, L1_RuntimeImport, PythonTorch, "L1.python") {
   if (!ctx.options.python) return Outcome::not_applicable("no --python interpreter given");
   const std::string exe = find_executable(*ctx.options.python);
-  const ProcessResult r = run_process({exe, "-c", kPythonProbe}, ctx.options.timeout_s, false);
+  // Same process group as the worker: the supervisor's timeout ends the interpreter too.
+  const ProcessResult r = run_process({exe, "-c", kPythonProbe}, ctx.options.timeout_s, false, false);
   if (exe.empty() || !r.started) return Outcome::fail(Code::TorchMissing, "the --python interpreter could not be started");
   const std::string last = r.output.substr(r.output.rfind('\n', r.output.size() - 2) + 1);
   const auto out = nlohmann::json::parse(last, nullptr, false);

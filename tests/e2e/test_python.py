@@ -1,6 +1,7 @@
 """--python PATH: the project's interpreter and its torch, with a real interpreter and stand-in torch packages."""
 import json
 import os
+import subprocess
 import sys
 import unittest
 
@@ -63,6 +64,17 @@ class ProjectPython(DiagnosticTest):
     def test_missing_dependency_of_torch_is_4_not_3(self):
         r = self.run_py(self.with_torch("import numpy_is_not_here\n"))
         self.assertVerdict(r, "TORCH_IMPORT_FAILED", 4, "L1.python")
+
+    def test_hung_interpreter_ends_on_time_and_is_not_left_behind(self):
+        fake = os.path.join(self.dir, "python-that-hangs")
+        with open(fake, "w") as f:
+            f.write("#!/bin/sh\nexec sleep 297\n")
+        os.chmod(fake, 0o755)
+        r = self.run_kd("--device", "cpu", "--python", fake, "--timeout", "5")
+        self.assertVerdict(r, "TIMEOUT", 10, "L1.python")
+        self.assertLess(r.seconds, 6.0)
+        left = subprocess.run(["pgrep", "-f", "sleep 297"], capture_output=True, text=True).stdout
+        self.assertEqual(left, "", "the interpreter outlived the run")
 
     def test_no_such_interpreter_is_a_usage_error(self):
         r = self.run_kd("--device", "cpu", "--python", os.path.join(self.dir, "no-python"))
