@@ -1,0 +1,33 @@
+# LibTorch's CMake config finds its libraries with find_library(... PATHS <its lib folder>), which
+# searches the system folders first: with Debian's libtorch-dev installed, a pip LibTorch's build
+# would link /usr/lib/.../libc10.so (1.13) and crash at load. Pin every library to the folder of
+# the LibTorch that was chosen (Torch_DIR or CMAKE_PREFIX_PATH) before its config runs.
+set(_kd_torch_dirs)
+if(Torch_DIR)
+  list(APPEND _kd_torch_dirs "${Torch_DIR}")
+endif()
+foreach(prefix ${CMAKE_PREFIX_PATH})
+  list(APPEND _kd_torch_dirs "${prefix}/Torch")
+endforeach()
+foreach(dir ${_kd_torch_dirs})
+  if(EXISTS "${dir}/TorchConfig.cmake")
+    get_filename_component(_kd_torch_lib "${dir}/../../../lib" ABSOLUTE)
+    if(IS_DIRECTORY "${_kd_torch_lib}" AND NOT _kd_torch_lib MATCHES "^/usr/lib")
+      file(GLOB _kd_libs "${_kd_torch_lib}/lib*.so")
+      foreach(lib ${_kd_libs})
+        get_filename_component(name "${lib}" NAME_WE)
+        string(REGEX REPLACE "^lib" "" name "${name}")
+        set(${name}_LIBRARY "${lib}" CACHE FILEPATH "pinned to the chosen LibTorch" FORCE)
+      endforeach()
+      # The names LibTorch's config uses for these two.
+      foreach(pair "TORCH_LIBRARY;torch" "C10_CUDA_LIBRARY;c10_cuda" "CAFFE2_NVRTC_LIBRARY;caffe2_nvrtc")
+        list(GET pair 0 var)
+        list(GET pair 1 name)
+        if(EXISTS "${_kd_torch_lib}/lib${name}.so")
+          set(${var} "${_kd_torch_lib}/lib${name}.so" CACHE FILEPATH "pinned to the chosen LibTorch" FORCE)
+        endif()
+      endforeach()
+      break()
+    endif()
+  endif()
+endforeach()
