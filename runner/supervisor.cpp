@@ -20,6 +20,7 @@
 #include "event_channel.h"
 #include "host_check.h"
 #include "subprocess.h"
+#include "fixtures/app_contract.h"
 #include "fixtures/layer_test.h"
 #include "reporters/report_builder.h"
 #include "reporters/report_file.h"
@@ -175,6 +176,13 @@ int supervise(const Options& o, const std::string& exe) {
     std::fprintf(stderr, "kernodeck-diagnostic: usage error: --python: '%s' is not an executable interpreter\n",
                  o.python->c_str());
     return exit_code(Code::UsageError);
+  }
+  if (o.input) {  // a spec that cannot be read or parsed is a usage error: nothing runs
+    const auto spec = app::read_model_spec(*o.input);
+    if (const auto* why = std::get_if<std::string>(&spec)) {
+      std::fprintf(stderr, "kernodeck-diagnostic: usage error: --input: %s\n", why->c_str());
+      return exit_code(Code::UsageError);
+    }
   }
   RunRecord run;
   run.options = o;

@@ -112,3 +112,66 @@ KD_STEP(4, L4_App, TrainingStep, "L4.training", "L3.synchronize") {
 }
 
 }  // namespace kd
+
+// The user's model (--model FILE --input SPEC.json): loads, runs on the spec's inputs, keeps the contract.
+namespace kd {
+namespace {
+
+std::vector<kd_model_input> probe_inputs(const app::ModelSpec& spec) {
+  std::vector<kd_model_input> v;
+  for (const auto& in : spec.inputs) {
+    kd_model_input p{};
+    p.dtype = static_cast<int>(in.dtype);
+    p.rank = static_cast<int>(in.shape.size());
+    std::copy(in.shape.begin(), in.shape.end(), p.shape);
+    p.low = in.low;
+    p.high = in.high;
+    p.values = in.values.empty() ? nullptr : in.values.data();
+    p.value_count = static_cast<int64_t>(in.values.size());
+    v.push_back(p);
+  }
+  return v;
+}
+
+void collect_output(void* user, int rank, const int64_t* shape, const char* dtype, const double* data, int64_t count) {
+  app::OutputTensor o;
+  o.is_tensor = rank >= 0;
+  o.dtype = dtype;
+  if (rank > 0) o.shape.assign(shape, shape + rank);
+  if (data) o.data.assign(data, data + count);
+  static_cast<std::vector<app::OutputTensor>*>(user)->push_back(std::move(o));
+}
+
+}  // namespace
+
+KD_STEP(4, L4_App, ModelLoad, "L4.model_load", "L3.synchronize") {
+  if (!ctx.options.model) return Outcome::not_applicable("no --model given");
+  if (auto why = app::model_file_problem(*ctx.options.model)) return Outcome::fail(Code::ModelLoadFailed, *why);
+  char desc[256] = {};
+  const kd_status s = ctx.probe->model_load(ctx.options.model->c_str(), !ctx.cpu_mode(), ctx.device_index(), desc, sizeof desc);
+  if (s.kind == KD_ERR_MODEL_FORMAT)
+    return Outcome::fail(Code::ModelLoadFailed, fmt::format("wrongly formatted: not a TorchScript model: {}", s.message));
+  if (s.kind != KD_OK) return backend_failure(s);
+  ctx.fact("/app/model/model", desc);
+  return Outcome::pass();
+}
+
+KD_STEP(4, L4_App, ModelContract, "L4.model_run", "L4.model_load") {
+  if (!ctx.options.model) return Outcome::not_applicable("no --model given");
+  const auto spec = app::read_model_spec(*ctx.options.input);
+  if (const auto* why = std::get_if<std::string>(&spec)) return Outcome::fail(Code::UsageError, "--input: " + *why);
+  const auto inputs = probe_inputs(std::get<app::ModelSpec>(spec));
+  std::vector<app::OutputTensor> outputs;
+  char desc[256] = {};
+  const kd_status s = ctx.probe->model_run(inputs.data(), static_cast<int>(inputs.size()), collect_output, &outputs, desc, sizeof desc);
+  if (s.kind != KD_OK) return backend_failure(s);
+  json shown = json::array();
+  for (const auto& o : outputs) shown.push_back(o.is_tensor ? app::shape_text(o.shape) + " " + o.dtype : o.dtype);
+  const auto v = app::check_outputs(std::get<app::ModelSpec>(spec), outputs);
+  ctx.fact("/app/model/input", desc);
+  ctx.fact("/app/model/outputs", shown);
+  ctx.fact("/app/model/contract", v ? v->rule : "passed");
+  return v ? broken(*v) : Outcome::pass();
+}
+
+}  // namespace kd
