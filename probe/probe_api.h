@@ -4,14 +4,17 @@
 #pragma once
 #include <stdint.h>
 
-#define KD_PROBE_ABI_VERSION 2
+#define KD_PROBE_ABI_VERSION 3  // 3: layer L4 (application workloads, the user's model)
 #define KD_PROBE_ENTRY "kd_probe_get_v1"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-enum kd_status_kind { KD_OK = 0, KD_ERR_OUT_OF_MEMORY = 1, KD_ERR_RUNTIME = 2, KD_ERR_UNSUPPORTED = 3 };
+enum kd_status_kind {
+  KD_OK = 0, KD_ERR_OUT_OF_MEMORY = 1, KD_ERR_RUNTIME = 2, KD_ERR_UNSUPPORTED = 3,
+  KD_ERR_MODEL_FORMAT = 4  // the file was read but is not a loadable model
+};
 
 // Test-only fault injection, chosen with --inject-fault and recorded in the report.
 enum kd_fault { KD_FAULT_NONE = 0, KD_FAULT_WRONG_PRODUCT, KD_FAULT_HANG, KD_FAULT_OUT_OF_MEMORY, KD_FAULT_RUNTIME_ERROR };
@@ -43,6 +46,57 @@ typedef struct kd_device_props {
   int multiprocessors;
 } kd_device_props;
 
+// L4 embeddings: the suite chooses the inputs (ids, lengths); the probe generates tokens
+// and weights from a fixed seed, runs the small model and returns every vector.
+#define KD_APP_MAX_ITEMS 16
+#define KD_APP_MAX_DIM 64
+typedef struct kd_app_embed_in {
+  int on_gpu, index;
+  int count;                        // inputs
+  int64_t ids[KD_APP_MAX_ITEMS];    // their ids
+  int lengths[KD_APP_MAX_ITEMS];    // their lengths in tokens (1..max_length)
+  int batch_size, rebatch_size;     // the run, and a second run with another batch size
+} kd_app_embed_in;
+
+typedef struct kd_app_embed_out {
+  int count, dim;                    // vectors returned, their dimension
+  int64_t ids[KD_APP_MAX_ITEMS];     // the input id of each vector, in output order
+  float device[KD_APP_MAX_ITEMS * KD_APP_MAX_DIM];     // on the target device, by output order
+  float reference[KD_APP_MAX_ITEMS * KD_APP_MAX_DIM];  // the same inputs on the CPU, by output order
+  float rebatched[KD_APP_MAX_ITEMS * KD_APP_MAX_DIM];  // target device, other batch size, by output order
+  int eval_mode, inference_mode;     // as observed during the compute
+  char input_desc[256];              // shapes, dtypes, devices: never data
+  char output_desc[256];
+} kd_app_embed_out;
+
+// L4 training step: one SGD step on a small model with a frozen layer and dropout.
+typedef struct kd_app_train_out {
+  float loss;
+  int trainable_total, trainable_changed;  // parameter tensors
+  int frozen_total, frozen_changed;
+  int eval_without_dropout;   // two evaluation passes agree (dropout off in eval mode)
+  int train_mode_restored;    // after the evaluation pass the module is in train mode again
+  int state_identical;        // saved to a file, loaded back: every tensor bit-identical
+  uint64_t state_bytes;
+  char desc[256];
+} kd_app_train_out;
+
+// The user's model: inputs as the suite parsed them from --input.
+enum kd_dtype { KD_FLOAT32 = 0, KD_FLOAT16, KD_BFLOAT16, KD_FLOAT64, KD_INT64, KD_INT32, KD_BOOL };
+#define KD_MAX_RANK 8
+typedef struct kd_model_input {
+  int dtype;                         // kd_dtype
+  int rank;
+  int64_t shape[KD_MAX_RANK];
+  double low, high;                  // uniform values in [low, high] (integers: inclusive), fixed seed
+  const double* values;              // or exactly these values (row-major), when not null
+  int64_t value_count;
+} kd_model_input;
+
+// Called once per output tensor, in output order (a tuple or list is flattened).
+typedef void (*kd_output_sink)(void* user, int rank, const int64_t* shape, const char* dtype, const double* data,
+                               int64_t count);
+
 typedef struct kd_probe_v1 {
   int abi_version;
   kd_status (*torch_info)(kd_torch_info* out);
@@ -54,6 +108,12 @@ typedef struct kd_probe_v1 {
   kd_status (*tiny_loss)(float* out);
   kd_status (*tiny_backward)(float grad_a[4], float grad_b[4]);
   kd_status (*tiny_synchronize)(void);
+  // L4 (ABI 3).
+  kd_status (*app_embeddings)(const kd_app_embed_in* in, kd_app_embed_out* out);
+  kd_status (*app_training)(int on_gpu, int index, const char* folder, kd_app_train_out* out);
+  kd_status (*model_load)(const char* path, int on_gpu, int index, char* desc, int desc_cap);  // format: KD_ERR_MODEL_FORMAT
+  kd_status (*model_run)(const kd_model_input* inputs, int count, kd_output_sink sink, void* user, char* desc,
+                         int desc_cap);
 } kd_probe_v1;
 
 typedef const kd_probe_v1* (*kd_probe_entry_fn)(void);

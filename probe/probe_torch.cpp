@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "build_settings.h"
+#include "probe_app.h"
 #include "device_ops.h"
 #include "probe_status.h"
 
@@ -114,7 +115,7 @@ kd_status tiny_synchronize() {
 
 const kd_probe_v1 kTable = {
     KD_PROBE_ABI_VERSION, torch_info, gpu_state, device_props, tiny_inputs, tiny_product, tiny_loss, tiny_backward,
-    tiny_synchronize,
+    tiny_synchronize, app_embeddings, app_training, model_load, model_run,
 };
 
 }  // namespace

@@ -31,6 +31,8 @@ json skeleton(const RunRecord& run) {
         {"in_process", o.in_process},
         {"host_check", o.host_check},
         {"python", o.python.has_value()},
+        {"model", o.model.has_value()},
+        {"bundle", o.bundle.has_value()},
         {"fault_injection", o.fault.empty() ? json() : json(o.fault)}}},
       {"runtime",
        {{"os_family", nullptr}, {"os_name", nullptr}, {"arch", nullptr}, {"libc", nullptr}, {"compiler", nullptr},
@@ -45,6 +47,7 @@ json skeleton(const RunRecord& run) {
         {"arch_supported", nullptr}}},
       {"host", run.host},
       {"python", nullptr},
+      {"app", nullptr},
       {"layers", json::array()},
       {"warnings", json::array()},
       {"error", nullptr},
@@ -53,7 +56,7 @@ json skeleton(const RunRecord& run) {
 
 // Facts land only where the report has a place for them: nothing else can slip in.
 void apply_fact(json* report, const json& ev) {
-  static const std::set<std::string> kAllowed = {"runtime", "pytorch", "device", "execution", "python"};
+  static const std::set<std::string> kAllowed = {"runtime", "pytorch", "device", "execution", "python", "app"};
   const std::string path = ev.value("path", "");
   const size_t second = path.find('/', 1);
   if (path.empty() || path[0] != '/' || !kAllowed.count(path.substr(1, second == std::string::npos ? std::string::npos : second - 1)))

@@ -40,6 +40,21 @@ std::vector<std::string> split_commas(const std::string& s) {
   }
 }
 
+// "app" stands for L1-L4: the fixed check first, then the application layer.
+std::vector<std::string> expand_app(const std::vector<std::string>& ids, const std::vector<std::string>& known) {
+  std::vector<std::string> out;
+  for (const auto& id : ids) {
+    if (id != "app") {
+      out.push_back(id);
+      continue;
+    }
+    for (const char* l : {"L1", "L2", "L3", "L4"})
+      if (std::find(known.begin(), known.end(), l) != known.end()) out.push_back(l);
+    if (std::find(known.begin(), known.end(), "L4") == known.end()) out.push_back("L4");  // unknown: a usage error
+  }
+  return out;
+}
+
 }  // namespace
 
 bool Options::has_gtest_flag(const std::string& n) const {
@@ -58,7 +73,7 @@ std::string Options::gtest_value(const std::string& n) const {
 
 ParseResult parse_command_line(const std::vector<std::string>& args, const std::vector<std::string>& known_layers) {
   Options o;
-  bool layers_given = false;
+  bool layers_given = false, full = false;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];
     if (arg == "-h" || arg == "--help") return HelpRequested{};
@@ -106,13 +121,20 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
     } else if (arg == "--layers") {
       if (auto e = value(&v)) return *e;
       o.layers.clear();
-      for (const auto& l : split_commas(v)) {
+      for (const auto& l : expand_app(split_commas(v), known_layers)) {
         if (std::find(known_layers.begin(), known_layers.end(), l) == known_layers.end())
           return UsageError{fmt::format("--layers: unknown layer '{}' (this build has: {})", l,
                                         fmt::join(known_layers, ", "))};
         if (std::find(o.layers.begin(), o.layers.end(), l) == o.layers.end()) o.layers.push_back(l);
       }
       layers_given = true;
+    } else if (arg == "--full") {
+      if (inline_value) return UsageError{"--full takes no value"};
+      full = true;
+    } else if (arg == "--model" || arg == "--input" || arg == "--bundle") {
+      if (auto e = value(&v)) return *e;
+      if (v.empty()) return UsageError{fmt::format("{} needs a path", arg)};
+      (arg == "--model" ? o.model : arg == "--input" ? o.input : o.bundle) = v;
     } else if (arg == "--inject-fault") {
       if (auto e = value(&v)) return *e;
       if (std::find(kFaults.begin(), kFaults.end(), v) == kFaults.end())
@@ -139,6 +161,16 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
   }
   if (layers_given && o.has_gtest_flag("filter"))
     return UsageError{"--layers and --gtest_filter both choose tests: give one of them"};
+  if (full && (layers_given || o.has_gtest_flag("filter")))
+    return UsageError{"--full runs every layer: give it without --layers or --gtest_filter"};
+  if (full) o.layers = known_layers;
+  if (o.model.has_value() != o.input.has_value())
+    return UsageError{"--model and --input go together: the model, and the spec of its input and output contract"};
+  if (o.model && !o.has_gtest_flag("filter")) {
+    if (o.layers.empty()) o.layers = expand_app({"app"}, known_layers);
+    if (std::find(o.layers.begin(), o.layers.end(), "L4") == o.layers.end())
+      return UsageError{"--model is checked by layer L4: add L4 to --layers (or use --layers app)"};
+  }
   return o;
 }
 
@@ -148,6 +180,7 @@ std::vector<std::string> worker_arguments(const Options& o, int event_fd) {
   if (!o.layers.empty()) a.insert(a.end(), {"--layers", fmt::format("{}", fmt::join(o.layers, ","))});
   if (!o.fault.empty()) a.insert(a.end(), {"--inject-fault", o.fault});
   if (o.python) a.insert(a.end(), {"--python", *o.python});
+  if (o.model) a.insert(a.end(), {"--model", *o.model, "--input", *o.input});
   a.insert(a.end(), o.gtest_args.begin(), o.gtest_args.end());
   return a;
 }
@@ -164,7 +197,12 @@ Options:
   --timeout S           whole-run limit in seconds, 5 to 120 (default 30)
   --output FILE         also write the JSON report to FILE, a new file
                         (an existing path is never overwritten: exit 12)
-  --layers L1,L3        run only these layers (or choose tests with --gtest_filter)
+  --layers L1,L3        run only these layers (or choose tests with --gtest_filter);
+                        "app" means L1-L4: the fixed check, then the application layer
+  --full                run every layer (L4 included)
+  --model FILE          L4: also check your TorchScript model (implies --layers app)
+  --input SPEC.json     L4: its inputs (names, shapes, dtypes, ranges) and output contract
+  --bundle DIR          also write the result bundle into DIR, a new folder (exit 12 if it exists)
   --host-check          also report what nvidia-smi sees (driver, memory; at most 3 s)
   --python PATH         also check that this interpreter imports torch (layer L1)
   --in-process          debug: run the tests in this process (no timeout guard)
@@ -175,7 +213,7 @@ Options:
 Exit codes: 0 passed, 2 usage error, 3 LibTorch missing, 4 LibTorch fails to load,
 5 no GPU backend in the build, 6 GPU unavailable, 7 device index invalid,
 8 wrong result, 9 out of memory / runtime error, 10 timeout, 11 worker failed,
-12 report not written.
+12 report not written, 13 model not loaded, 14 application contract broken.
 )";
 }
 

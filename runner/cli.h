@@ -17,6 +17,9 @@ struct Options {
   std::vector<std::string> gtest_args; // --gtest_* flags, passed to the worker as given
   bool host_check = false;             // also ask nvidia-smi (informs, never decides)
   std::optional<std::string> python;   // also check this interpreter's torch (L1)
+  std::optional<std::string> model;    // L4: the user's TorchScript model
+  std::optional<std::string> input;    // L4: its input spec and output contract (JSON)
+  std::optional<std::string> bundle;   // a new folder for the result bundle
   std::string fault;                   // test-only fault injection; "" when off
   bool in_process = false;             // debug: run the tests in this process (no timeout)
   int worker_fd = -1;                  // internal: this process is the worker, events go to this fd
@@ -33,7 +36,8 @@ struct HelpRequested {};
 
 using ParseResult = std::variant<Options, UsageError, HelpRequested>;
 
-// known_layers: the layers this build registers ("L1", "L2", ...).
+// known_layers: the layers this build registers ("L1", "L2", ...). "--layers app" means
+// L1-L4 (the tiny check, then the application layer); "--full" means every layer.
 ParseResult parse_command_line(const std::vector<std::string>& args, const std::vector<std::string>& known_layers);
 
 // The worker's arguments: the user's own options, re-created, plus the event fd.

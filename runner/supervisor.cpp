@@ -20,7 +20,9 @@
 #include "event_channel.h"
 #include "host_check.h"
 #include "subprocess.h"
+#include "fixtures/app_contract.h"
 #include "fixtures/layer_test.h"
+#include "reporters/bundle.h"
 #include "reporters/report_builder.h"
 #include "reporters/report_file.h"
 #include "reporters/terminal_reporter.h"
@@ -176,6 +178,20 @@ int supervise(const Options& o, const std::string& exe) {
                  o.python->c_str());
     return exit_code(Code::UsageError);
   }
+  if (o.bundle) {
+    if (auto why = check_new_folder(*o.bundle)) {
+      std::fprintf(stderr, "kernodeck-diagnostic: OUTPUT_WRITE_FAILED (exit 12): %s\n  next: pick a new folder name\n",
+                   why->c_str());
+      return exit_code(Code::OutputWriteFailed);
+    }
+  }
+  if (o.input) {  // a spec that cannot be read or parsed is a usage error: nothing runs
+    const auto spec = app::read_model_spec(*o.input);
+    if (const auto* why = std::get_if<std::string>(&spec)) {
+      std::fprintf(stderr, "kernodeck-diagnostic: usage error: --input: %s\n", why->c_str());
+      return exit_code(Code::UsageError);
+    }
+  }
   RunRecord run;
   run.options = o;
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");  // its value never leaves this process
@@ -215,6 +231,16 @@ int supervise(const Options& o, const std::string& exe) {
       set_verdict(&report, Code::OutputWriteFailed, "report", *why);
     } else {
       saved = fmt::format("Report: {}\n", *o.output);  // the terminal may show the path; the report never does
+    }
+  }
+  if (o.bundle) {
+    nlohmann::json spec;
+    if (o.input) spec = nlohmann::json::parse(std::ifstream(*o.input), nullptr, false);
+    if (spec.is_discarded()) spec = nullptr;
+    if (auto why = write_new_folder(*o.bundle, bundle_files(report, o, spec))) {
+      set_verdict(&report, Code::OutputWriteFailed, "bundle", *why);
+    } else {
+      saved += fmt::format("Bundle: {}\n", *o.bundle);
     }
   }
   std::fflush(stdout);

@@ -5,7 +5,7 @@
 namespace kd {
 namespace {
 
-constexpr std::array<CodeInfo, 15> kCodes{{
+constexpr std::array<CodeInfo, 17> kCodes{{
     {Code::GpuCheckPassed, "GPU_CHECK_PASSED", 0, "product and gradient confirmed on the selected GPU",
      "move to a small input of the application"},
     {Code::CpuCheckPassed, "CPU_CHECK_PASSED", 0, "confirmed on the CPU only (explicitly requested)",
@@ -32,6 +32,10 @@ constexpr std::array<CodeInfo, 15> kCodes{{
      "treat as a failure; inspect the environment"},
     {Code::OutputWriteFailed, "OUTPUT_WRITE_FAILED", 12, "the report could not be saved where asked",
      "pick a new, writable file name"},
+    {Code::ModelLoadFailed, "MODEL_LOAD_FAILED", 13, "the model file is missing, unreadable or not a model",
+     "check the path and permissions; export it with torch.jit.save (TorchScript)"},
+    {Code::AppCheckFailed, "APP_CHECK_FAILED", 14, "an application workload broke its output contract",
+     "read which rule and which output; fix the model or the contract before increasing load"},
 }};
 
 }  // namespace

@@ -22,6 +22,8 @@ enum class Code {
   Timeout,
   WorkerFailed,
   OutputWriteFailed,
+  ModelLoadFailed,  // L4: the user's model is missing, unreadable or not a model
+  AppCheckFailed,   // L4: an application workload broke its output contract
 };
 
 struct CodeInfo {

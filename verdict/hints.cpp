@@ -81,6 +81,12 @@ std::optional<Hint> find_hint(Code code, const std::string& m, const HintContext
                 "unset CUDA_VISIBLE_DEVICES, or set it to the index or UUID of a GPU that nvidia-smi lists"};
   if (code == Code::OutOfMemory)
     if (auto h = oom_hint(m)) return h;
+  if (code == Code::ModelLoadFailed && has(m, "wrongly formatted"))
+    return Hint{"the file is not a TorchScript archive (a state_dict, a pickled module, or an export of another format)",
+                "export the model with torch.jit.script (or torch.jit.trace) and torch.jit.save, then pass that file"};
+  if (code == Code::AppCheckFailed && has(m, "rule 'finite'"))
+    return Hint{"the model produced NaN or infinity on this input",
+                "check the input ranges in the spec against what the model expects, and the model's numerics"};
   if (c.arch_supported == false && c.stage.rfind("L3.", 0) == 0) return arch_hint(c);
   return std::nullopt;
 }

@@ -17,7 +17,7 @@ class CpuRun(DiagnosticTest):
         self.assertEqual(rep["requested"], {
             "device": "cpu", "device_index": None, "timeout_s": 30.0, "report_file": True, "layers": None,
             "gtest_filter": None, "in_process": False, "fault_injection": None, "host_check": False,
-            "python": False})
+            "python": False, "model": False, "bundle": False})
         self.assertEqual(rep["execution"], {"device": "cpu", "product_verified": True,
                                             "gradient_verified": True, "loss": 196.0, "arch_supported": None})
         pt = rep["pytorch"]
@@ -32,7 +32,9 @@ class CpuRun(DiagnosticTest):
             self.assertTrue(rep["runtime"][key], key)
         self.assertEqual(rep["runtime"]["os_family"], "linux")
         layers = {l["id"]: l for l in rep["layers"]}
-        self.assertEqual(list(layers), ["L1", "L2", "L3"])
+        self.assertEqual(list(layers), ["L1", "L2", "L3", "L4"])
+        self.assertEqual(layers["L4"]["status"], "not_run")  # L4 is off in a plain run
+        self.assertIsNone(rep["app"])
         self.assertEqual(layers["L1"]["status"], "passed")
         self.assertEqual([t["name"] for t in layers["L3"]["tests"]],
                          ["Inputs", "Product", "Loss", "Gradients", "Synchronize"])
@@ -50,7 +52,7 @@ class CpuRun(DiagnosticTest):
         r = self.run_kd("--device", "cpu", "--gtest_filter=L3_TinyOp.*")
         self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
         layers = {l["id"]: l["status"] for l in r.report["layers"]}
-        self.assertEqual(layers, {"L1": "not_run", "L2": "not_run", "L3": "passed"})
+        self.assertEqual(layers, {"L1": "not_run", "L2": "not_run", "L3": "passed", "L4": "not_run"})
         self.assertTrue(r.report["pytorch"]["loaded"])  # L1's import ran as a prerequisite
 
     def test_partial_filter_is_not_a_device_verdict(self):

@@ -2,6 +2,8 @@
 // usage error that names the offending option for every bad value.
 #include "runner/cli.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -10,7 +12,7 @@
 namespace kd {
 namespace {
 
-const std::vector<std::string> kLayers = {"L1", "L2", "L3"};
+const std::vector<std::string> kLayers = {"L1", "L2", "L3", "L4"};
 
 std::string shown(const std::vector<std::string>& args) { return fmt::format("{}", fmt::join(args, " ")); }
 
@@ -101,7 +103,14 @@ INSTANTIATE_TEST_SUITE_P(
                     BadCase{{"--output="}, {"--output"}},
                     BadCase{{"--frobnicate"}, {"'--frobnicate'"}},
                     BadCase{{"extra"}, {"'extra'"}},
-                    BadCase{{"--layers", "L9"}, {"--layers", "'L9'", "L1, L2, L3"}},
+                    BadCase{{"--layers", "L9"}, {"--layers", "'L9'", "L1, L2, L3, L4"}},
+                    BadCase{{"--full", "--layers", "L1"}, {"--full", "--layers"}},
+                    BadCase{{"--full=yes"}, {"--full"}},
+                    BadCase{{"--model", "m.pt"}, {"--model", "--input"}},
+                    BadCase{{"--input", "s.json"}, {"--model", "--input"}},
+                    BadCase{{"--model", "m.pt", "--input", "s.json", "--layers", "L1,L3"}, {"--model", "L4"}},
+                    BadCase{{"--model="}, {"--model"}},
+                    BadCase{{"--bundle"}, {"--bundle"}},
                     BadCase{{"--layers", "L1,"}, {"--layers"}},
                     BadCase{{"--layers", "L1", "--gtest_filter=L1_*"}, {"--layers", "--gtest_filter"}},
                     BadCase{{"--gtest_filter=L1_*", "--layers=L1"}, {"--layers", "--gtest_filter"}},
@@ -140,7 +149,8 @@ TEST(Cli, HelpWinsWhereverItStands) {
 TEST(Cli, UsageTextListsEveryOptionAndExitCode) {
   const std::string text = usage_text();
   for (const char* want : {"--device cuda|cpu", "--device-index N", "--timeout S", "--output FILE", "--layers",
-                           "--inject-fault", "--help", "5 to 120", "default 30", "12 report not written"})
+                           "--inject-fault", "--help", "5 to 120", "default 30", "12 report not written", "--full", "--model FILE",
+                           "--input SPEC.json", "--bundle DIR", "13 model", "14 application"})
     EXPECT_NE(text.find(want), std::string::npos) << want;
 }
 
@@ -153,6 +163,28 @@ void expect_worker_sees_the_same(const Options& user) {
   EXPECT_EQ(worker.fault, user.fault);
   EXPECT_EQ(worker.gtest_args, user.gtest_args);
   EXPECT_EQ(worker.python, user.python);
+  EXPECT_EQ(worker.model, user.model);
+  EXPECT_EQ(worker.input, user.input);
+}
+
+TEST(Cli, AppMeansTheFixedCheckThenL4AndFullMeansEveryLayer) {
+  EXPECT_EQ(parse_ok({"--layers", "app"}).layers, (std::vector<std::string>{"L1", "L2", "L3", "L4"}));
+  EXPECT_EQ(parse_ok({"--layers", "L2,app"}).layers, (std::vector<std::string>{"L2", "L1", "L3", "L4"}));
+  EXPECT_EQ(parse_ok({"--full"}).layers, kLayers);
+  const ParseResult r = parse_command_line({"--layers", "app"}, {"L1", "L2", "L3"});
+  ASSERT_TRUE(std::holds_alternative<UsageError>(r));  // a build without L4
+  EXPECT_NE(std::get<UsageError>(r).message.find("'L4'"), std::string::npos);
+}
+
+TEST(Cli, ModelImpliesTheAppLayersAndBundleStaysWithTheSupervisor) {
+  const Options o = parse_ok({"--model", "m.pt", "--input=s.json", "--bundle", "out"});
+  EXPECT_EQ(o.model, "m.pt");
+  EXPECT_EQ(o.input, "s.json");
+  EXPECT_EQ(o.bundle, "out");
+  EXPECT_EQ(o.layers, (std::vector<std::string>{"L1", "L2", "L3", "L4"}));
+  EXPECT_EQ(parse_ok({"--model", "m.pt", "--input", "s.json", "--layers", "L4"}).layers, (std::vector<std::string>{"L4"}));
+  const std::vector<std::string> w = worker_arguments(o, 3);
+  EXPECT_EQ(std::find(w.begin(), w.end(), "--bundle"), w.end());
 }
 
 TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {
@@ -161,6 +193,7 @@ TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {
                                         "--inject-fault", "wrong-product", "--gtest_fail_fast", "--gtest_repeat=2"}));
   expect_worker_sees_the_same(parse_ok({"--device-index=5", "--gtest_filter=L2_*:L3_*", "--timeout", "60"}));
   expect_worker_sees_the_same(parse_ok({"--python", "python3", "--host-check"}));
+  expect_worker_sees_the_same(parse_ok({"--model", "m.pt", "--input", "s.json", "--device", "cpu"}));
 }
 
 }  // namespace

@@ -20,6 +20,15 @@ std::string cause(Code code, const std::string& message, const HintContext& c = 
   return h ? h->cause : "";
 }
 
+TEST(Hints, ModelNotTorchScriptAndNonFiniteOutput) {
+  EXPECT_NE(cause(Code::ModelLoadFailed, "wrongly formatted: not a TorchScript model: PytorchStreamReader failed")
+                .find("not a TorchScript archive"), std::string::npos);
+  EXPECT_EQ(cause(Code::ModelLoadFailed, "missing: no model file at '<path>'"), "");
+  EXPECT_NE(cause(Code::AppCheckFailed, "rule 'finite', output 1: output 1 holds a non-finite value").find("NaN"),
+            std::string::npos);
+  EXPECT_EQ(cause(Code::AppCheckFailed, "rule 'shape', output 0: ..."), "");
+}
+
 TEST(Hints, DriverTooOldNamesBothVersions) {
   HintContext c = cuda_context();
   c.driver_version = "535.104.05";

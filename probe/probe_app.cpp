@@ -1,0 +1,212 @@
+// Layer L4's built-in workloads, deterministic from a fixed seed: a small embedding model
+// (token embedding, masked mean pooling, projection) and one training step on a small
+// model with a frozen layer and dropout. Weights come from our own generator, so every
+// LibTorch version sees the same numbers. Only shapes, dtypes and devices are described.
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/dropout.h>
+#include <ATen/ops/from_blob.h>
+#include <ATen/ops/cat.h>
+#include <c10/core/GradMode.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "probe_app.h"
+#include "probe_status.h"
+
+namespace kd::probe {
+namespace {
+
+constexpr int kVocab = 512, kEmbed = 32, kDim = 16;
+
+struct Lcg {  // a fixed sequence in [-0.5, 0.5)
+  uint64_t state;
+  float next() {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<float>((state >> 40) & 0xFFFFFF) / 16777216.0f - 0.5f;
+  }
+};
+
+at::Tensor fixed(std::vector<int64_t> shape, uint64_t seed, float scale, const at::Device& device) {
+  const int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t(1), std::multiplies<int64_t>());
+  std::vector<float> v(static_cast<size_t>(n));
+  Lcg g{seed};
+  for (auto& x : v) x = g.next() * scale;
+  return at::from_blob(v.data(), shape, at::TensorOptions().dtype(at::kFloat)).clone().to(device);
+}
+
+at::Device target(int on_gpu, int index) {
+  return on_gpu ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index)) : at::Device(at::kCPU);
+}
+
+std::string where(const at::Device& d) { return d.str(); }
+
+// The embedding model. `training` is the module mode: dropout acts only in train mode.
+struct EmbeddingModel {
+  at::Tensor table, proj, bias;
+  bool training = true;
+  explicit EmbeddingModel(const at::Device& d)
+      : table(fixed({kVocab, kEmbed}, 11, 1.0f, d)), proj(fixed({kEmbed, kDim}, 12, 0.5f, d)), bias(fixed({kDim}, 13, 0.1f, d)) {}
+  at::Tensor forward(const at::Tensor& tokens, const at::Tensor& mask) const {
+    const auto b = tokens.size(0), l = tokens.size(1);
+    const at::Tensor emb = table.index_select(0, tokens.reshape({-1})).reshape({b, l, kEmbed});
+    const at::Tensor pooled = emb.mul(mask.unsqueeze(-1)).sum(1).div(mask.sum(1, /*keepdim=*/true));
+    return at::dropout(pooled, 0.1, training).matmul(proj).add(bias).tanh();
+  }
+};
+
+int64_t token(int64_t id, int position) {  // never 0: 0 is padding
+  uint64_t h = static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(position) * 0xBF58476D1CE4E5B9ULL;
+  h ^= h >> 31;
+  return static_cast<int64_t>(h % (kVocab - 1)) + 1;
+}
+
+// Longest first, as a length-bucketing job would batch them: the output order is not the input order.
+std::vector<int> batching_order(const kd_app_embed_in& in) {
+  std::vector<int> order(static_cast<size_t>(in.count));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return in.lengths[a] > in.lengths[b]; });
+  return order;
+}
+
+// Runs every input in batches of batch_size on device; returns the vectors in batching order.
+at::Tensor embed_all(const EmbeddingModel& m, const kd_app_embed_in& in, const std::vector<int>& order, int batch_size,
+                     const at::Device& device) {
+  std::vector<at::Tensor> outs;
+  for (size_t start = 0; start < order.size(); start += static_cast<size_t>(batch_size)) {
+    const size_t end = std::min(order.size(), start + static_cast<size_t>(batch_size));
+    int longest = 0;
+    for (size_t i = start; i < end; ++i) longest = std::max(longest, in.lengths[order[i]]);
+    std::vector<int64_t> tok((end - start) * static_cast<size_t>(longest), 0);
+    std::vector<float> mask(tok.size(), 0.f);
+    for (size_t i = start; i < end; ++i)
+      for (int j = 0; j < in.lengths[order[i]]; ++j) {
+        tok[(i - start) * longest + j] = token(in.ids[order[i]], j);
+        mask[(i - start) * longest + j] = 1.f;
+      }
+    const int64_t rows = static_cast<int64_t>(end - start);
+    const at::Tensor t = at::from_blob(tok.data(), {rows, longest}, at::TensorOptions().dtype(at::kLong)).to(device);
+    const at::Tensor k = at::from_blob(mask.data(), {rows, longest}, at::TensorOptions().dtype(at::kFloat)).to(device);
+    outs.push_back(m.forward(t, k));
+  }
+  return at::cat(outs, 0);
+}
+
+void to_host(const at::Tensor& t, float* out) {
+  const at::Tensor h = t.detach().to(at::kCPU).contiguous();
+  std::memcpy(out, h.data_ptr<float>(), static_cast<size_t>(h.numel()) * sizeof(float));
+}
+
+bool same_bits(const at::Tensor& a, const at::Tensor& b) {
+  const at::Tensor x = a.detach().to(at::kCPU).contiguous(), y = b.detach().to(at::kCPU).contiguous();
+  return x.sizes() == y.sizes() && x.scalar_type() == y.scalar_type() &&
+         std::memcmp(x.data_ptr(), y.data_ptr(), static_cast<size_t>(x.nbytes())) == 0;
+}
+
+// The training model: a frozen first layer, dropout, a trainable second layer.
+struct TrainModel {
+  at::Tensor w1, w2, b2;
+  bool training = true;
+  explicit TrainModel(const at::Device& d)
+      : w1(fixed({8, 16}, 21, 1.0f, d)), w2(fixed({16, 4}, 22, 0.5f, d).requires_grad_(true)),
+        b2(fixed({4}, 23, 0.1f, d).requires_grad_(true)) {}
+  std::vector<at::Tensor> trainable() const { return {w2, b2}; }
+  std::vector<at::Tensor> frozen() const { return {w1}; }
+  at::Tensor forward(const at::Tensor& x) const { return at::dropout(x.matmul(w1).relu(), 0.5, training).matmul(w2).add(b2); }
+};
+
+std::vector<at::Tensor> snapshot(const std::vector<at::Tensor>& ts) {
+  std::vector<at::Tensor> out;
+  for (const auto& t : ts) out.push_back(t.detach().clone());
+  return out;
+}
+
+int changed(const std::vector<at::Tensor>& before, const std::vector<at::Tensor>& after) {
+  int n = 0;
+  for (size_t i = 0; i < before.size(); ++i) n += same_bits(before[i], after[i]) ? 0 : 1;
+  return n;
+}
+
+}  // namespace
+
+kd_status app_embeddings(const kd_app_embed_in* in, kd_app_embed_out* out) {
+  return guarded([&] {
+    *out = kd_app_embed_out{};
+    if (in->count < 1 || in->count > KD_APP_MAX_ITEMS || in->batch_size < 1 || in->rebatch_size < 1)
+      throw std::invalid_argument("app_embeddings: bad input set");
+    const at::Device device = target(in->on_gpu, in->index);
+    const std::vector<int> order = batching_order(*in);
+    int longest = 0;
+    for (int i = 0; i < in->count; ++i) longest = std::max(longest, in->lengths[i]);
+    copy_to(out->input_desc, sizeof out->input_desc,
+            std::to_string(in->count) + " sequences, max length " + std::to_string(longest) + ", int64 tokens, batch " +
+                std::to_string(in->batch_size) + " (and " + std::to_string(in->rebatch_size) + "), device " + where(device));
+    EmbeddingModel model(device), cpu_model(at::Device(at::kCPU));
+    model.training = cpu_model.training = false;  // eval(): module behaviour (dropout off)
+    c10::InferenceMode guard;                      // inference mode: no gradient tracking
+    const at::Tensor v = embed_all(model, *in, order, in->batch_size, device);
+    out->eval_mode = !model.training;
+    out->inference_mode = c10::InferenceMode::is_enabled() && !v.requires_grad();
+    const at::Tensor ref = embed_all(cpu_model, *in, order, in->batch_size, at::Device(at::kCPU));
+    const at::Tensor re = embed_all(model, *in, order, in->rebatch_size, device);
+    out->count = static_cast<int>(v.size(0));
+    out->dim = static_cast<int>(v.size(1));
+    if (out->count > KD_APP_MAX_ITEMS || out->dim > KD_APP_MAX_DIM) throw std::length_error("app_embeddings: output too large");
+    for (int i = 0; i < out->count; ++i) out->ids[i] = in->ids[order[static_cast<size_t>(i)]];
+    to_host(v, out->device);
+    to_host(ref, out->reference);
+    to_host(re, out->rebatched);
+    copy_to(out->output_desc, sizeof out->output_desc,
+            std::to_string(out->count) + " vectors of " + std::to_string(out->dim) + " float32, device " + where(device));
+  });
+}
+
+kd_status app_training(int on_gpu, int index, const char* folder, kd_app_train_out* out) {
+  return guarded([&] {
+    *out = kd_app_train_out{};
+    const at::Device device = target(on_gpu, index);
+    TrainModel m(device);
+    const at::Tensor x = fixed({32, 8}, 24, 2.0f, device), y = fixed({32, 4}, 25, 2.0f, device);
+    copy_to(out->desc, sizeof out->desc, "input: 32 rows of 8 float32, target 32x4 float32, device " + where(device));
+    const auto trainable_before = snapshot(m.trainable()), frozen_before = snapshot(m.frozen());
+
+    m.training = true;
+    const at::Tensor loss = m.forward(x).sub(y).pow(2).mean();
+    out->loss = loss.detach().to(at::kCPU).item<float>();
+    loss.backward();
+    {
+      at::NoGradGuard no_grad;  // the optimizer step: plain SGD, lr 0.1
+      for (auto& p : m.trainable()) p.sub_(p.grad(), /*alpha=*/0.1);
+    }
+    out->trainable_total = static_cast<int>(trainable_before.size());
+    out->frozen_total = static_cast<int>(frozen_before.size());
+    out->trainable_changed = changed(trainable_before, m.trainable());
+    out->frozen_changed = changed(frozen_before, m.frozen());
+
+    // An evaluation pass in between, then train mode restored explicitly.
+    at::Tensor e1, e2, t1;
+    {
+      at::NoGradGuard no_grad;
+      m.training = false;
+      e1 = m.forward(x);
+      e2 = m.forward(x);
+      m.training = true;
+      t1 = m.forward(x);
+    }
+    out->eval_without_dropout = same_bits(e1, e2);
+    out->train_mode_restored = m.training && !same_bits(e1, t1);
+
+    std::vector<at::Tensor> state = {m.w1, m.w2, m.b2};
+    const std::string path = std::string(folder) + "/state.pt";
+    out->state_bytes = save_tensors(state, path);
+    const std::vector<at::Tensor> back = load_tensors(path);
+    out->state_identical = back.size() == state.size();
+    for (size_t i = 0; out->state_identical && i < state.size(); ++i) out->state_identical = same_bits(state[i], back[i]);
+  });
+}
+
+}  // namespace kd::probe

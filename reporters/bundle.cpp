@@ -1,0 +1,108 @@
+#include "bundle.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "report_file.h"
+
+namespace kd {
+namespace {
+
+using nlohmann::json;
+
+std::string dump(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
+
+// The command as given, with every path replaced: the bundle travels, machine paths do not.
+json redacted_command(const Options& o) {
+  json a = json::array({"kernodeck-diagnostic", "--device", o.device});
+  if (!o.cpu_mode()) a.insert(a.end(), {"--device-index", std::to_string(o.device_index)});
+  a.insert(a.end(), {"--timeout", fmt::format("{}", o.timeout_s)});
+  if (!o.layers.empty()) a.insert(a.end(), {"--layers", fmt::format("{}", fmt::join(o.layers, ","))});
+  if (o.model) a.insert(a.end(), {"--model", "<file>", "--input", "<file>"});
+  if (o.python) a.insert(a.end(), {"--python", "<interpreter>"});
+  if (o.host_check) a.push_back("--host-check");
+  if (o.output) a.insert(a.end(), {"--output", "<file>"});
+  a.insert(a.end(), {"--bundle", "<folder>"});
+  for (const auto& g : o.gtest_args) a.push_back(g.rfind("--gtest_output", 0) == 0 ? "--gtest_output=<file>" : g);
+  if (!o.fault.empty()) a.insert(a.end(), {"--inject-fault", o.fault});
+  return a;
+}
+
+json last_successful_step(const json& report) {
+  json last;
+  for (const auto& l : report.value("layers", json::array()))
+    for (const auto& t : l.value("tests", json::array()))
+      if (t.value("status", "") == "passed") last = {{"layer", l.value("id", "")}, {"test", t.value("name", "")}};
+  return last;
+}
+
+}  // namespace
+
+std::optional<std::string> check_new_folder(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  struct stat st {};
+  if (::lstat(p.c_str(), &st) == 0) return fmt::format("--bundle: '{}' already exists; the bundle never replaces anything", path);
+  if (auto why = check_new_file(p)) return "--bundle: " + *why;  // the parent folder exists and is writable
+  return std::nullopt;
+}
+
+std::map<std::string, std::string> bundle_files(const json& report, const Options& o, const json& input_spec) {
+  const json app = report.value("app", json());
+  json input = {{"spec", input_spec}, {"built_in", json::object()}};
+  if (app.is_object())
+    for (const char* w : {"embeddings", "training"})
+      if (app.contains(w)) input["built_in"][w] = app[w].value("input", "");
+  return {
+      {"command.json", dump({{"arguments", redacted_command(o)}})},
+      {"versions.json", dump({{"runtime", report.value("runtime", json())}, {"pytorch", report.value("pytorch", json())},
+                              {"schema_version", report.value("schema_version", "")}})},
+      {"parameters.json", dump(report.value("requested", json()))},
+      {"input.json", dump(input)},
+      {"steps.json", dump({{"last_successful_step", last_successful_step(report)},
+                           {"stage", report.value("stage", json())}, {"first_error", report.value("error", json())}})},
+      {"memory.json", dump({{"observations", report.value("memory", json())},
+                            {"note", report.contains("memory") ? "from L5" : "L5 did not run: no memory observations"}})},
+      {"outputs.json", dump({{"app", app}, {"execution", report.value("execution", json())}})},
+      {"report.json", dump(report)},
+  };
+}
+
+std::optional<std::string> write_new_folder(const std::string& path, const std::map<std::string, std::string>& files) {
+  if (auto why = check_new_folder(path)) return why;
+  std::string clean = path;
+  while (clean.size() > 1 && clean.back() == '/') clean.pop_back();
+  const std::filesystem::path target(clean);
+  const std::string parent = target.has_parent_path() ? target.parent_path().string() : ".";
+  std::string tmp = fmt::format("{}/.{}.kd-XXXXXX", parent, target.filename().string());
+  if (!::mkdtemp(tmp.data())) return fmt::format("--bundle: cannot create a folder beside '{}': {}", path, std::strerror(errno));
+  std::error_code ec;
+  auto fail = [&](const std::string& msg) -> std::optional<std::string> {
+    std::filesystem::remove_all(tmp, ec);
+    return msg;
+  };
+  ::chmod(tmp.c_str(), 0755);
+  for (const auto& [name, content] : files) {
+    std::ofstream f(tmp + "/" + name, std::ios::binary);
+    f << content;
+    if (!f.flush()) return fail(fmt::format("--bundle: cannot write {} into '{}'", name, path));
+  }
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, clean.c_str(), RENAME_NOREPLACE) != 0) {
+    const int err = errno;
+    return fail(err == EEXIST ? fmt::format("--bundle: '{}' appeared while the run was in progress; it was left untouched", path)
+                              : fmt::format("--bundle: cannot create '{}': {}", path, std::strerror(err)));
+  }
+  return std::nullopt;
+}
+
+}  // namespace kd

@@ -1,0 +1,177 @@
+// L4 application: the user's *kind* of work on a small input that keeps its real
+// characteristics, against a written contract. Off in a plain run; --layers app or --full.
+// Built-in workloads: embeddings and one training step; with --model/--input, the user's
+// TorchScript model. Facts go under /app; only shapes, dtypes and devices, never data.
+#include <stdlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "fixtures/app_contract.h"
+#include "fixtures/layer_test.h"
+
+namespace kd {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kExpectedDim = 16;
+const app::Tolerance kTolerance{1e-5, 1e-4};  // float32: |device - cpu| <= 1e-5 + 1e-4 * |cpu|
+
+Outcome backend_failure(const kd_status& s) {
+  return Outcome::fail(s.kind == KD_ERR_OUT_OF_MEMORY ? Code::OutOfMemory : Code::RuntimeError, s.message);
+}
+
+Outcome broken(const app::Violation& v) {
+  return Outcome::fail(Code::AppCheckFailed, fmt::format("rule '{}', {}: {}", v.rule, v.output, v.message));
+}
+
+app::Embeddings collect(const kd_app_embed_in& in, const kd_app_embed_out& out) {
+  app::Embeddings e;
+  e.input_ids.assign(in.ids, in.ids + in.count);
+  e.output_ids.assign(out.ids, out.ids + out.count);
+  e.dim = out.dim;
+  e.expected_dim = kExpectedDim;
+  const size_t n = static_cast<size_t>(out.count) * static_cast<size_t>(out.dim);
+  e.device.assign(out.device, out.device + n);
+  e.reference.assign(out.reference, out.reference + n);
+  e.rebatched.assign(out.rebatched, out.rebatched + n);
+  return e;
+}
+
+// A folder the run creates for its files, removed afterwards whatever happens.
+struct ScratchFolder {
+  std::string path;
+  ScratchFolder() {
+    std::string t = (std::filesystem::temp_directory_path() / "kd-train-XXXXXX").string();
+    if (::mkdtemp(t.data())) path = t;
+  }
+  ~ScratchFolder() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
+KD_LAYER(4, L4_App, "application", false);
+
+KD_STEP(4, L4_App, Embeddings, "L4.embeddings", "L3.synchronize") {
+  kd_app_embed_in in{};
+  in.on_gpu = !ctx.cpu_mode();
+  in.index = ctx.device_index();
+  const int64_t ids[] = {101, 102, 103, 104, 105, 106, 107, 108};
+  const int lengths[] = {5, 64, 17, 1, 33, 64, 9, 48};  // varied, up to the maximum 64
+  in.count = 8;
+  std::copy(ids, ids + 8, in.ids);
+  std::copy(lengths, lengths + 8, in.lengths);
+  in.batch_size = 4;
+  in.rebatch_size = 3;
+  auto out = std::make_unique<kd_app_embed_out>();
+  const kd_status s = ctx.probe->app_embeddings(&in, out.get());
+  if (s.kind != KD_OK) return backend_failure(s);
+  const app::Embeddings e = collect(in, *out);
+  const auto v = app::check_embeddings(e, kTolerance);
+  const size_t n = e.device.size();
+  ctx.fact("/app/embeddings",
+           {{"input", out->input_desc}, {"output", out->output_desc}, {"count", out->count}, {"dim", out->dim},
+            {"eval_mode", out->eval_mode != 0}, {"inference_mode", out->inference_mode != 0},
+            {"cpu_reference", app::to_json(app::compare(e.device.data(), e.reference.data(), n, kTolerance), kTolerance)},
+            {"batch_size_change", app::to_json(app::compare(e.rebatched.data(), e.device.data(), n, kTolerance), kTolerance)},
+            {"contract", v ? json(v->rule) : json("passed")}});
+  if (v) return broken(*v);
+  if (!out->eval_mode || !out->inference_mode)
+    return broken({"inference", "all", "the compute did not run under eval() and inference mode"});
+  return Outcome::pass();
+}
+
+KD_STEP(4, L4_App, TrainingStep, "L4.training", "L3.synchronize") {
+  ScratchFolder folder;
+  if (folder.path.empty()) return Outcome::fail(Code::RuntimeError, "cannot create a scratch folder for the training state");
+  kd_app_train_out out{};
+  const kd_status s = ctx.probe->app_training(!ctx.cpu_mode(), ctx.device_index(), folder.path.c_str(), &out);
+  if (s.kind != KD_OK) return backend_failure(s);
+  ctx.fact("/app/training",
+           {{"input", out.desc}, {"loss", std::isfinite(out.loss) ? json(out.loss) : json()},
+            {"trainable_changed", out.trainable_changed}, {"trainable_total", out.trainable_total},
+            {"frozen_changed", out.frozen_changed}, {"frozen_total", out.frozen_total},
+            {"eval_without_dropout", out.eval_without_dropout != 0}, {"train_mode_restored", out.train_mode_restored != 0},
+            {"state_identical", out.state_identical != 0}, {"state_bytes", out.state_bytes}});
+  if (!std::isfinite(out.loss)) return broken({"loss", "loss", fmt::format("the loss is {}", out.loss)});
+  if (out.trainable_changed != out.trainable_total)
+    return broken({"update", "trainable parameters", fmt::format("{} of {} changed", out.trainable_changed, out.trainable_total)});
+  if (out.frozen_changed != 0)
+    return broken({"frozen", "frozen parameters", fmt::format("{} of {} changed", out.frozen_changed, out.frozen_total)});
+  if (!out.eval_without_dropout) return broken({"eval_mode", "evaluation pass", "two evaluation passes disagree"});
+  if (!out.train_mode_restored) return broken({"train_mode", "module", "train mode was not restored after evaluation"});
+  if (!out.state_identical) return broken({"state", "saved state", "the state loaded back is not bit-identical"});
+  return Outcome::pass();
+}
+
+}  // namespace kd
+
+// The user's model (--model FILE --input SPEC.json): loads, runs on the spec's inputs, keeps the contract.
+namespace kd {
+namespace {
+
+std::vector<kd_model_input> probe_inputs(const app::ModelSpec& spec) {
+  std::vector<kd_model_input> v;
+  for (const auto& in : spec.inputs) {
+    kd_model_input p{};
+    p.dtype = static_cast<int>(in.dtype);
+    p.rank = static_cast<int>(in.shape.size());
+    std::copy(in.shape.begin(), in.shape.end(), p.shape);
+    p.low = in.low;
+    p.high = in.high;
+    p.values = in.values.empty() ? nullptr : in.values.data();
+    p.value_count = static_cast<int64_t>(in.values.size());
+    v.push_back(p);
+  }
+  return v;
+}
+
+void collect_output(void* user, int rank, const int64_t* shape, const char* dtype, const double* data, int64_t count) {
+  app::OutputTensor o;
+  o.is_tensor = rank >= 0;
+  o.dtype = dtype;
+  if (rank > 0) o.shape.assign(shape, shape + rank);
+  if (data) o.data.assign(data, data + count);
+  static_cast<std::vector<app::OutputTensor>*>(user)->push_back(std::move(o));
+}
+
+}  // namespace
+
+KD_STEP(4, L4_App, ModelLoad, "L4.model_load", "L3.synchronize") {
+  if (!ctx.options.model) return Outcome::not_applicable("no --model given");
+  if (auto why = app::model_file_problem(*ctx.options.model)) return Outcome::fail(Code::ModelLoadFailed, *why);
+  char desc[256] = {};
+  const kd_status s = ctx.probe->model_load(ctx.options.model->c_str(), !ctx.cpu_mode(), ctx.device_index(), desc, sizeof desc);
+  if (s.kind == KD_ERR_MODEL_FORMAT)
+    return Outcome::fail(Code::ModelLoadFailed, fmt::format("wrongly formatted: not a TorchScript model: {}", s.message));
+  if (s.kind != KD_OK) return backend_failure(s);
+  ctx.fact("/app/model/model", desc);
+  return Outcome::pass();
+}
+
+KD_STEP(4, L4_App, ModelContract, "L4.model_run", "L4.model_load") {
+  if (!ctx.options.model) return Outcome::not_applicable("no --model given");
+  const auto spec = app::read_model_spec(*ctx.options.input);
+  if (const auto* why = std::get_if<std::string>(&spec)) return Outcome::fail(Code::UsageError, "--input: " + *why);
+  const auto inputs = probe_inputs(std::get<app::ModelSpec>(spec));
+  std::vector<app::OutputTensor> outputs;
+  char desc[256] = {};
+  const kd_status s = ctx.probe->model_run(inputs.data(), static_cast<int>(inputs.size()), collect_output, &outputs, desc, sizeof desc);
+  if (s.kind != KD_OK) return backend_failure(s);
+  json shown = json::array();
+  for (const auto& o : outputs) shown.push_back(o.is_tensor ? app::shape_text(o.shape) + " " + o.dtype : o.dtype);
+  const auto v = app::check_outputs(std::get<app::ModelSpec>(spec), outputs);
+  ctx.fact("/app/model/input", desc);
+  ctx.fact("/app/model/outputs", shown);
+  ctx.fact("/app/model/contract", v ? v->rule : "passed");
+  return v ? broken(*v) : Outcome::pass();
+}
+
+}  // namespace kd
