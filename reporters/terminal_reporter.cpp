@@ -3,42 +3,26 @@
 #include <fmt/color.h>
 #include <fmt/format.h>
 
+#include "report_text.h"
+
 namespace kd {
 namespace {
 
 using nlohmann::json;
-
-std::string str(const json& j, const char* key, const char* fallback = "?") {
-  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : fallback;
-}
+using text::str;
 
 std::string paint(bool colour, fmt::terminal_color c, const std::string& text) {
   return colour ? fmt::format(fmt::fg(c) | fmt::emphasis::bold, "{}", text) : text;
 }
 
-std::string libtorch_line(const json& pt) {
-  if (pt.value("loaded", false) != true) return "LibTorch: not loaded";
-  const std::string backend = str(pt, "backend", "none");
-  std::string kind = backend == "cuda"   ? fmt::format("CUDA {} build", str(pt, "cuda_compiled"))
-                     : backend == "rocm" ? fmt::format("ROCm/HIP {} build", str(pt, "hip_compiled"))
-                                         : "CPU-only build";
-  return fmt::format("LibTorch: {} ({}, found via {})", str(pt, "version"), kind, str(pt, "source"));
-}
-
 std::string layer_line(const json& l, bool colour) {
   const std::string status = str(l, "status");
-  int passed = 0, total = 0;
-  std::string detail;
-  for (const auto& t : l["tests"]) {
-    ++total;
-    if (t.value("status", "") == "passed") ++passed;
-    if (t.value("status", "") == "failed" && detail.empty())
-      detail = fmt::format("  {} at {}", str(t, "code"), str(t, "stage"));
-  }
+  const text::LayerCounts c = text::count_layer(l);
+  const std::string detail = c.first_failure.empty() ? "" : "  " + c.first_failure;
   const auto colour_of = status == "passed"   ? fmt::terminal_color::green
                          : status == "failed" ? fmt::terminal_color::red
                                               : fmt::terminal_color::yellow;
-  const std::string counts = total ? fmt::format(" ({}/{} passed)", passed, total) : "";
+  const std::string counts = c.total ? fmt::format(" ({}/{} passed)", c.passed, c.total) : "";
   return fmt::format("  {:<3} {:<20} {}{}{}\n", str(l, "id"), str(l, "title"),
                      paint(colour, colour_of, fmt::format("{:<8}", status)), counts, detail);
 }
@@ -48,14 +32,10 @@ std::string layer_line(const json& l, bool colour) {
 std::string render_terminal(const json& r, bool colour) {
   std::string out = "\n";
   const json& req = r["requested"];
-  const std::string target = str(req, "device") == "cpu" ? "cpu" : fmt::format("cuda:{}", req["device_index"].dump());
   out += fmt::format("kernodeck-diagnostic {}  run {}  target {}\n", str(r["runtime"], "suite_version"), str(r, "run_id"),
-                     target);
-  out += libtorch_line(r["pytorch"]) + "\n";
-  if (r["device"].is_object())
-    out += fmt::format("Device: {} (compute capability {}, {:.1f} GiB)\n", str(r["device"], "name"),
-                       str(r["device"], "capability"),
-                       r["device"].value("total_memory_bytes", 0.0) / (1024.0 * 1024 * 1024));
+                     text::target(req));
+  out += "LibTorch: " + text::libtorch(r["pytorch"]) + "\n";
+  if (r["device"].is_object()) out += "Device: " + text::device(r["device"]) + "\n";
   for (const auto& l : r["layers"])
     if (str(l, "status") != "not_run") out += layer_line(l, colour);
 
