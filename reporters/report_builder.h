@@ -11,7 +11,7 @@
 
 namespace kd {
 
-inline constexpr const char* kSchemaVersion = "1.0";
+inline constexpr const char* kSchemaVersion = "1.1";
 
 struct WorkerEnd {
   bool timed_out = false;
