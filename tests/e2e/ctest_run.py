@@ -37,7 +37,10 @@ class CTestRun:
 class CTestCase(DiagnosticTest):
     def ctest_dir(self, name, lines):
         """A ctest folder whose CTestTestfile.cmake holds lines; ctest reads the build's CTestCustom.cmake too."""
-        d = tempfile.mkdtemp(prefix=name + "-", dir=self.dir)
+        return self.write_ctest_dir(tempfile.mkdtemp(prefix=name + "-", dir=self.dir), lines)
+
+    @staticmethod
+    def write_ctest_dir(d, lines):
         with open(os.path.join(d, "CTestTestfile.cmake"), "w") as f:
             f.write("\n".join(lines) + "\n")
         with open(os.path.join(d, "CTestCustom.cmake"), "w") as f:
