@@ -26,6 +26,7 @@ json skeleton(const RunRecord& run) {
         {"device_index", o.cpu_mode() ? json() : json(o.device_index)},
         {"timeout_s", o.timeout_s},
         {"report_file", o.output.has_value()},
+        {"summary_file", o.summary_md.has_value()},
         {"layers", o.layers.empty() ? json() : json(o.layers)},
         {"gtest_filter", o.gtest_value("filter").empty() ? json() : json(o.gtest_value("filter"))},
         {"in_process", o.in_process},

@@ -3,50 +3,27 @@
 #include <fmt/color.h>
 #include <fmt/format.h>
 
+#include "report_text.h"
+
 namespace kd {
 namespace {
 
 using nlohmann::json;
-
-// A member or null: const operator[] on a missing key is undefined behaviour in nlohmann::json.
-const json& field(const json& j, const char* key) {
-  static const json null;
-  if (!j.is_object()) return null;
-  const auto it = j.find(key);
-  return it == j.end() ? null : *it;
-}
-
-std::string str(const json& j, const char* key, const char* fallback = "?") {
-  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : fallback;
-}
+using text::field;
+using text::str;
 
 std::string paint(bool colour, fmt::terminal_color c, const std::string& text) {
   return colour ? fmt::format(fmt::fg(c) | fmt::emphasis::bold, "{}", text) : text;
 }
 
-std::string libtorch_line(const json& pt) {
-  if (field(pt, "loaded") != true) return "LibTorch: not loaded";
-  const std::string backend = str(pt, "backend", "none");
-  std::string kind = backend == "cuda"   ? fmt::format("CUDA {} build", str(pt, "cuda_compiled"))
-                     : backend == "rocm" ? fmt::format("ROCm/HIP {} build", str(pt, "hip_compiled"))
-                                         : "CPU-only build";
-  return fmt::format("LibTorch: {} ({}, found via {})", str(pt, "version"), kind, str(pt, "source"));
-}
-
 std::string layer_line(const json& l, bool colour) {
   const std::string status = str(l, "status");
-  int passed = 0, total = 0;
-  std::string detail;
-  for (const auto& t : field(l, "tests")) {
-    ++total;
-    if (t.value("status", "") == "passed") ++passed;
-    if (t.value("status", "") == "failed" && detail.empty())
-      detail = fmt::format("  {} at {}", str(t, "code"), str(t, "stage"));
-  }
+  const text::LayerCounts c = text::count_layer(l);
+  const std::string detail = c.first_failure.empty() ? "" : "  " + c.first_failure;
   const auto colour_of = status == "passed"   ? fmt::terminal_color::green
                          : status == "failed" ? fmt::terminal_color::red
                                               : fmt::terminal_color::yellow;
-  const std::string counts = total ? fmt::format(" ({}/{} passed)", passed, total) : "";
+  const std::string counts = c.total ? fmt::format(" ({}/{} passed)", c.passed, c.total) : "";
   return fmt::format("  {:<3} {:<20} {}{}{}\n", str(l, "id"), str(l, "title"),
                      paint(colour, colour_of, fmt::format("{:<8}", status)), counts, detail);
 }
@@ -75,15 +52,10 @@ std::string python_line(const json& p, const std::string& path) {
 
 std::string render_terminal(const json& r, bool colour, const std::string& python_path) {
   std::string out = "\n";
-  const json& req = field(r, "requested");
-  const std::string target = str(req, "device") == "cpu" ? "cpu" : fmt::format("cuda:{}", field(req, "device_index").dump());
-  out += fmt::format("kernodeck-diagnostic {}  run {}  target {}\n", str(field(r, "runtime"), "suite_version"), str(r, "run_id"),
-                     target);
-  out += libtorch_line(field(r, "pytorch")) + "\n";
-  if (field(r, "device").is_object())
-    out += fmt::format("Device: {} (compute capability {}, {:.1f} GiB)\n", str(field(r, "device"), "name"),
-                       str(field(r, "device"), "capability"),
-                       field(field(r, "device"), "total_memory_bytes").get<double>() / (1024.0 * 1024 * 1024));
+  out += fmt::format("kernodeck-diagnostic {}  run {}  target {}\n", str(field(r, "runtime"), "suite_version"),
+                     str(r, "run_id"), text::target(field(r, "requested")));
+  out += "LibTorch: " + text::libtorch(field(r, "pytorch")) + "\n";
+  if (field(r, "device").is_object()) out += "Device: " + text::device(field(r, "device")) + "\n";
   if (field(r, "python").is_object()) out += python_line(field(r, "python"), python_path);
   if (field(r, "host").is_object()) out += host_line(field(r, "host"));
   for (const auto& l : field(r, "layers"))
@@ -94,16 +66,14 @@ std::string render_terminal(const json& r, bool colour, const std::string& pytho
   out += fmt::format("Verdict: {}", paint(colour, passed ? fmt::terminal_color::green : fmt::terminal_color::red, verdict));
   if (!passed && field(r, "stage").is_string()) out += fmt::format(" at stage {}", field(r, "stage").get<std::string>());
   out += "\n";
-  if (field(r, "error").is_object() && !str(field(r, "error"), "message", "").empty())
-    out += fmt::format("  error: {}\n", str(field(r, "error"), "message"));
-  if (field(r, "error").is_object() && field(field(r, "error"), "cause").is_string())
-    out += fmt::format("  cause: {}\n", str(field(r, "error"), "cause"));
-  if (passed && field(field(r, "execution"), "product_verified") == true)
-    out += fmt::format("  product and gradient verified on {}, loss {}\n", str(field(r, "execution"), "device"),
-                       field(field(r, "execution"), "loss").dump());
   const json& error = field(r, "error");
-  out += fmt::format("  next:  {}\n", error.is_object() ? str(error, "next_action", str(r, "next_action").c_str())
-                                                        : str(r, "next_action"));
+  if (!str(error, "message", "").empty()) out += fmt::format("  error: {}\n", str(error, "message"));
+  if (field(error, "cause").is_string()) out += fmt::format("  cause: {}\n", str(error, "cause"));
+  const json& ex = field(r, "execution");
+  if (passed && field(ex, "product_verified") == true)
+    out += fmt::format("  product and gradient verified on {}, loss {}\n", str(ex, "device"), field(ex, "loss").dump());
+  // The specific next action of a recognised error, else the code's own.
+  out += fmt::format("  next:  {}\n", str(error, "next_action", str(r, "next_action").c_str()));
   for (const auto& w : field(r, "warnings")) out += fmt::format("  warning: {}\n", w.get<std::string>());
   return out;
 }

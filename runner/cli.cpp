@@ -114,10 +114,10 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
         return UsageError{fmt::format("--timeout must be a number of seconds from {} to {}, not '{}'", kMinTimeout,
                                       kMaxTimeout, v)};
       o.timeout_s = t;
-    } else if (arg == "--output") {
+    } else if (arg == "--output" || arg == "--summary-md") {
       if (auto e = value(&v)) return *e;
-      if (v.empty()) return UsageError{"--output needs a file name"};
-      o.output = v;
+      if (v.empty()) return UsageError{fmt::format("{} needs a file name", arg)};
+      (arg == "--output" ? o.output : o.summary_md) = v;
     } else if (arg == "--layers") {
       if (auto e = value(&v)) return *e;
       o.layers.clear();
@@ -159,6 +159,8 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       return UsageError{fmt::format("unknown argument '{}' (see --help)", args[i])};
     }
   }
+  if (o.output && o.output == o.summary_md)
+    return UsageError{"--output and --summary-md name the same file: give each its own new file"};
   if (layers_given && o.has_gtest_flag("filter"))
     return UsageError{"--layers and --gtest_filter both choose tests: give one of them"};
   if (full && (layers_given || o.has_gtest_flag("filter")))
@@ -197,6 +199,8 @@ Options:
   --timeout S           whole-run limit in seconds, 5 to 120 (default 30)
   --output FILE         also write the JSON report to FILE, a new file
                         (an existing path is never overwritten: exit 12)
+  --summary-md FILE     also write a Markdown summary to FILE, a new file (same
+                        rules as --output), e.g. for $GITHUB_STEP_SUMMARY
   --layers L1,L3        run only these layers (or choose tests with --gtest_filter);
                         "app" means L1-L4: the fixed check, then the application layer
   --full                run every layer (L4 included)

@@ -13,6 +13,7 @@ struct Options {
   int device_index = 0;
   double timeout_s = 30;
   std::optional<std::string> output;   // a new file for the JSON report
+  std::optional<std::string> summary_md;  // a new file for the Markdown summary (CI job summaries)
   std::vector<std::string> layers;     // e.g. {"L1","L3"}; empty: the plain run (L1-L3)
   std::vector<std::string> gtest_args; // --gtest_* flags, passed to the worker as given
   bool host_check = false;             // also ask nvidia-smi (informs, never decides)

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <future>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -23,6 +24,7 @@
 #include "fixtures/app_contract.h"
 #include "fixtures/layer_test.h"
 #include "reporters/bundle.h"
+#include "reporters/markdown_summary.h"
 #include "reporters/report_builder.h"
 #include "reporters/report_file.h"
 #include "reporters/terminal_reporter.h"
@@ -157,6 +159,50 @@ void run_child(const Options& o, const std::string& exe, RunRecord* run) {
   reap(pid, std::chrono::seconds(1), &run->worker);
 }
 
+// The summary first, then the JSON report, so that the report (whose exit code is the
+// process's) also records a summary that could not be written. A summary written before a
+// report that then failed would show a verdict the exit code contradicts: it is removed.
+// Returns the lines for the terminal (paths there only, never in the files).
+// Writes what was asked for. Each file exists only if it agrees with the exit code: when a later
+// one cannot be written (exit 12), the earlier ones are removed again.
+std::string save_files(const Options& o, nlohmann::json* report) {
+  std::string saved;
+  auto undo = [&] {
+    if (o.bundle && saved.find("Bundle:") != std::string::npos) {
+      std::error_code ec;
+      std::filesystem::remove_all(*o.bundle, ec);
+    }
+    if (o.summary_md && saved.find("Summary:") != std::string::npos) ::unlink(o.summary_md->c_str());
+    if (!saved.empty()) saved = "Summary and bundle: removed again, since the report could not be saved\n";
+  };
+  if (o.bundle) {
+    nlohmann::json spec;
+    if (o.input) spec = nlohmann::json::parse(std::ifstream(*o.input), nullptr, false);
+    if (spec.is_discarded()) spec = nullptr;
+    if (auto why = write_new_folder(*o.bundle, bundle_files(*report, o, spec)))
+      set_verdict(report, Code::OutputWriteFailed, "bundle", *why);
+    else
+      saved += fmt::format("Bundle: {}\n", *o.bundle);
+  }
+  if (o.summary_md) {
+    if (auto why = write_new_file(*o.summary_md, render_markdown_summary(*report))) {
+      set_verdict(report, Code::OutputWriteFailed, "summary", *why);
+      undo();
+    } else {
+      saved += fmt::format("Summary: {}\n", *o.summary_md);
+    }
+  }
+  if (o.output) {
+    if (auto why = write_new_file(*o.output, report->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n")) {
+      set_verdict(report, Code::OutputWriteFailed, "report", *why);
+      undo();
+    } else {
+      saved += fmt::format("Report: {}\n", *o.output);  // the terminal may show the path; the report never does
+    }
+  }
+  return saved;
+}
+
 }  // namespace
 
 std::string self_executable() {
@@ -166,8 +212,9 @@ std::string self_executable() {
 }
 
 int supervise(const Options& o, const std::string& exe) {
-  if (o.output) {
-    if (auto why = check_new_file(*o.output)) {
+  for (const auto& file : {o.output, o.summary_md}) {
+    if (!file) continue;
+    if (auto why = check_new_file(*file)) {
       std::fprintf(stderr, "kernodeck-diagnostic: OUTPUT_WRITE_FAILED (exit 12): %s\n  next: pick a new, writable file name\n",
                    why->c_str());
       return exit_code(Code::OutputWriteFailed);
@@ -225,24 +272,7 @@ int supervise(const Options& o, const std::string& exe) {
   run.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 
   nlohmann::json report = build_report(run, layer_infos());
-  std::string saved;
-  if (o.output) {
-    if (auto why = write_new_file(*o.output, report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n")) {
-      set_verdict(&report, Code::OutputWriteFailed, "report", *why);
-    } else {
-      saved = fmt::format("Report: {}\n", *o.output);  // the terminal may show the path; the report never does
-    }
-  }
-  if (o.bundle) {
-    nlohmann::json spec;
-    if (o.input) spec = nlohmann::json::parse(std::ifstream(*o.input), nullptr, false);
-    if (spec.is_discarded()) spec = nullptr;
-    if (auto why = write_new_folder(*o.bundle, bundle_files(report, o, spec))) {
-      set_verdict(&report, Code::OutputWriteFailed, "bundle", *why);
-    } else {
-      saved += fmt::format("Bundle: {}\n", *o.bundle);
-    }
-  }
+  const std::string saved = save_files(o, &report);
   std::fflush(stdout);
   const std::string text = render_terminal(report, ::isatty(STDOUT_FILENO) == 1, o.python.value_or("")) + saved;
   std::fwrite(text.data(), 1, text.size(), stdout);

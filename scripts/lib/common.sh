@@ -8,7 +8,7 @@ say() { printf 'kernodeck: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
 # Debian/Ubuntu packages the build and the tool's tests need.
-KD_PACKAGES=(cmake g++ ninja-build libgtest-dev libfmt-dev nlohmann-json3-dev python3-jsonschema python3-venv ccache)
+KD_PACKAGES=(cmake g++ ninja-build libgtest-dev libfmt-dev nlohmann-json3-dev python3-jsonschema python3-venv python3-yaml ccache libxml2-utils)
 
 missing_packages() {
   local p out=()

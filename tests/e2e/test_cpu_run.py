@@ -15,7 +15,8 @@ class CpuRun(DiagnosticTest):
         self.assertEqual(rep["next_action"], "conclude nothing about CUDA or ROCm")
         self.assertRegex(rep["run_id"], "^[0-9a-f]{16}$")
         self.assertEqual(rep["requested"], {
-            "device": "cpu", "device_index": None, "timeout_s": 30.0, "report_file": True, "layers": None,
+            "device": "cpu", "device_index": None, "timeout_s": 30.0, "report_file": True, "summary_file": False,
+            "layers": None,
             "gtest_filter": None, "in_process": False, "fault_injection": None, "host_check": False,
             "python": False, "model": False, "bundle": False})
         self.assertEqual(rep["execution"], {"device": "cpu", "product_verified": True,

@@ -1,4 +1,5 @@
 """The codes a real machine gives: the default GPU run, a layer alone, LibTorch missing or broken."""
+import json
 import os
 import shutil
 import unittest
@@ -40,6 +41,20 @@ class DefaultRun(DiagnosticTest):
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         self.assertEqual(props.get("code"), "CHECK_FAILED")
         self.assertEqual(props.get("stage"), "L3.product")
+
+    def test_gtest_json_carries_the_code_of_the_failing_test(self):
+        code, exit_code = expected_default_code()
+        if exit_code == 0:
+            self.skipTest("this machine passes: no failing test to carry a code")  # visible, not a pass
+        path = os.path.join(self.dir, "out.json")
+        r = self.run_kd(f"--gtest_output=json:{path}")
+        self.assertVerdict(r, code, exit_code)
+        with open(path) as f:
+            cases = [t for s in json.load(f)["testsuites"] for t in s["testsuite"]]
+        failed = [t for t in cases if t.get("failures")]
+        self.assertEqual(len(failed), 1, failed)
+        self.assertEqual(failed[0].get("code"), code)
+        self.assertEqual(failed[0].get("stage"), r.report["stage"])
 
 
 class LibTorchLoading(DiagnosticTest):

@@ -38,6 +38,7 @@ TEST(Cli, DefaultsCheckGpuZeroWithThirtySeconds) {
   EXPECT_EQ(o.device_index, 0);
   EXPECT_DOUBLE_EQ(o.timeout_s, 30);
   EXPECT_FALSE(o.output.has_value());
+  EXPECT_FALSE(o.summary_md.has_value());
   EXPECT_TRUE(o.layers.empty());
   EXPECT_TRUE(o.gtest_args.empty());
   EXPECT_EQ(o.fault, "");
@@ -47,14 +48,16 @@ TEST(Cli, DefaultsCheckGpuZeroWithThirtySeconds) {
 
 TEST(Cli, SpaceAndEqualsSpellingsGiveTheSameOptions) {
   const Options spaced = parse_ok({"--device", "cpu", "--device-index", "3", "--timeout", "12.5", "--output",
-                                   "r.json", "--layers", "L3,L1", "--inject-fault", "hang", "--in-process"});
+                                   "r.json", "--summary-md", "s.md", "--layers", "L3,L1", "--inject-fault", "hang",
+                                   "--in-process"});
   const Options joined = parse_ok({"--device=cpu", "--device-index=3", "--timeout=12.5", "--output=r.json",
-                                   "--layers=L3,L1", "--inject-fault=hang", "--in-process"});
+                                   "--summary-md=s.md", "--layers=L3,L1", "--inject-fault=hang", "--in-process"});
   for (const Options* o : {&spaced, &joined}) {
     EXPECT_TRUE(o->cpu_mode());
     EXPECT_EQ(o->device_index, 3);
     EXPECT_DOUBLE_EQ(o->timeout_s, 12.5);
     EXPECT_EQ(o->output, "r.json");
+    EXPECT_EQ(o->summary_md, "s.md");
     EXPECT_EQ(o->layers, (std::vector<std::string>{"L3", "L1"}));
     EXPECT_EQ(o->fault, "hang");
     EXPECT_TRUE(o->in_process);
@@ -101,6 +104,10 @@ INSTANTIATE_TEST_SUITE_P(
                     BadCase{{"--timeout"}, {"--timeout"}},
                     BadCase{{"--output"}, {"--output"}},
                     BadCase{{"--output="}, {"--output"}},
+                    BadCase{{"--summary-md"}, {"--summary-md"}},
+                    BadCase{{"--summary-md="}, {"--summary-md"}},
+                    BadCase{{"--summary-md", "--in-process"}, {"--summary-md"}},
+                    BadCase{{"--output", "r", "--summary-md", "r"}, {"--output", "--summary-md", "same file"}},
                     BadCase{{"--frobnicate"}, {"'--frobnicate'"}},
                     BadCase{{"extra"}, {"'extra'"}},
                     BadCase{{"--layers", "L9"}, {"--layers", "'L9'", "L1, L2, L3, L4"}},
@@ -150,7 +157,7 @@ TEST(Cli, UsageTextListsEveryOptionAndExitCode) {
   const std::string text = usage_text();
   for (const char* want : {"--device cuda|cpu", "--device-index N", "--timeout S", "--output FILE", "--layers",
                            "--inject-fault", "--help", "5 to 120", "default 30", "12 report not written", "--full", "--model FILE",
-                           "--input SPEC.json", "--bundle DIR", "13 model", "14 application"})
+                           "--input SPEC.json", "--bundle DIR", "13 model", "14 application", "--summary-md FILE"})
     EXPECT_NE(text.find(want), std::string::npos) << want;
 }
 

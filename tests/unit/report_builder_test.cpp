@@ -234,14 +234,17 @@ TEST(ReportBuilder, RequestedRecordsTheOptionsWithoutTheFileName) {
   o.device_index = 3;
   o.timeout_s = 60;
   o.output = "/home/someone/report.json";
+  o.summary_md = "/home/someone/summary.md";
   o.gtest_args = {"--gtest_filter=L3_*"};
   const json r = build({end(0, 0)}, exited(0), o);
   EXPECT_EQ(r["requested"]["device"], "cuda");
   EXPECT_EQ(r["requested"]["device_index"], 3);
   EXPECT_EQ(r["requested"]["timeout_s"], 60);
   EXPECT_EQ(r["requested"]["report_file"], true);
+  EXPECT_EQ(r["requested"]["summary_file"], true);
   EXPECT_EQ(r["requested"]["gtest_filter"], "L3_*");
   EXPECT_EQ(r.dump().find("report.json"), std::string::npos);
+  EXPECT_EQ(r.dump().find("summary.md"), std::string::npos);
 }
 
 TEST(ReportBuilder, FaultInjectionIsRecordedAndWarned) {

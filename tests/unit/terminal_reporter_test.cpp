@@ -2,65 +2,14 @@
 // stage, cause and next action; colour only when asked.
 #include "reporters/terminal_reporter.h"
 
-#include <sstream>
-
 #include <gtest/gtest.h>
+
+#include "sample_reports.h"
 
 namespace kd {
 namespace {
 
 using nlohmann::json;
-
-// A report as build_report() makes it: L3's product check failed on cuda:0.
-json failed_report() {
-  return json::parse(R"({
-    "schema_version": "1.0", "run_id": "r-42", "status": "failed", "code": "CHECK_FAILED", "exit_code": 8,
-    "stage": "L3.product", "next_action": "read the reported stage before running a model",
-    "requested": {"device": "cuda", "device_index": 0},
-    "runtime": {"suite_version": "0.1.0"},
-    "pytorch": {"loaded": true, "version": "2.11.0", "cuda_compiled": "13.0", "hip_compiled": null,
-                "backend": "cuda", "source": "prefix"},
-    "device": {"name": "NVIDIA H200", "capability": "9.0", "total_memory_bytes": 150109880320},
-    "execution": {"device": "cuda:0", "product_verified": false, "gradient_verified": false, "loss": null},
-    "layers": [
-      {"id": "L1", "title": "runtime & import", "status": "passed",
-       "tests": [{"name": "LibTorchLoads", "status": "passed"}]},
-      {"id": "L2", "title": "backend & device", "status": "passed",
-       "tests": [{"name": "BackendDeclared", "status": "passed"}, {"name": "GpuAvailable", "status": "passed"}]},
-      {"id": "L3", "title": "tiny op", "status": "failed",
-       "tests": [{"name": "Inputs", "status": "passed"},
-                 {"name": "Product", "status": "failed", "code": "CHECK_FAILED", "stage": "L3.product"}]},
-      {"id": "L4", "title": "representative input", "status": "not_run", "tests": []}],
-    "warnings": ["test-only fault injection 'wrong-product' was active: this is not a diagnosis"],
-    "error": {"code": "CHECK_FAILED", "message": "p = [[3,1],[7,2]], expected [[3,1],[7,3]]"}
-  })");
-}
-
-json passed_cpu_report() {
-  json r = failed_report();
-  r["status"] = "passed";
-  r["code"] = "CPU_CHECK_PASSED";
-  r["exit_code"] = 0;
-  r["stage"] = "L3.synchronize";
-  r["next_action"] = "conclude nothing about CUDA or ROCm";
-  r["requested"] = {{"device", "cpu"}, {"device_index", nullptr}};
-  r["pytorch"] = {{"loaded", true}, {"version", "1.13.0"}, {"backend", "none"}, {"source", "prefix"}};
-  r["device"] = nullptr;
-  r["execution"] = {{"device", "cpu"}, {"product_verified", true}, {"gradient_verified", true}, {"loss", 196.0}};
-  r["layers"] = json::array();
-  r["warnings"] = json::array();
-  r["error"] = nullptr;
-  return r;
-}
-
-std::string line_starting(const std::string& text, const std::string& start) {
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(start, 0) == 0) return line;
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST(TerminalReporter, FailureShowsVerdictStageCauseAndNextAction) {
   const std::string out = render_terminal(failed_report(), false);

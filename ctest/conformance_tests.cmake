@@ -1,0 +1,58 @@
+# Read by ctest (TEST_INCLUDE_FILES, after conformance-settings.cmake): asks the built
+# diagnostic which layers it has and adds one test per layer:
+#   conformance.L1            labels conformance, layer:L1
+#   conformance.L2, .L3 ...   labels conformance, gpu, layer:L<n>; RESOURCE_GROUPS gpus:1
+# Each layer requires the fixtures of all earlier ones, so a failed layer leaves the later
+# ones Not Run and `ctest -R conformance.L3` runs L1 and L2 first. With KD_CONFORMANCE_GPUS=N
+# the GPU layers repeat in N chains (conformance.L2.chain2, ...) after the one L1, so that
+# `ctest -j N --resource-spec-file` checks N GPUs side by side.
+execute_process(COMMAND "${KD_CONFORMANCE_BIN}" --gtest_list_tests "--gtest_filter=*"
+                OUTPUT_VARIABLE kd_listing RESULT_VARIABLE kd_rc ERROR_QUIET)
+string(REGEX MATCHALL "(^|\n)L[0-9]+_[A-Za-z0-9_]*\\." kd_suites "${kd_listing}")
+set(kd_layers)
+foreach(kd_suite IN LISTS kd_suites)
+  string(REGEX REPLACE "^\n?(L[0-9]+)_.*" "\\1" kd_id "${kd_suite}")
+  list(APPEND kd_layers ${kd_id})
+endforeach()
+list(REMOVE_DUPLICATES kd_layers)
+
+if(NOT kd_rc EQUAL 0 OR NOT kd_layers)
+  # Never zero tests that look like a pass: a test that fails and says why.
+  add_test(conformance.discovery /bin/sh -c
+           "\"$0\" --gtest_list_tests; echo 'kernodeck: the diagnostic did not list its layers (is it built?)' >&2; exit 1"
+           "${KD_CONFORMANCE_BIN}")
+  set_tests_properties(conformance.discovery PROPERTIES LABELS conformance)
+  return()
+endif()
+
+set(kd_chains 1)
+if(KD_CONFORMANCE_DEVICE STREQUAL "cuda")
+  set(kd_chains ${KD_CONFORMANCE_GPUS})
+endif()
+set(kd_shared_fixtures)  # of the layers that need no GPU: run once, required by every chain
+foreach(kd_chain RANGE 1 ${kd_chains})
+  set(kd_required ${kd_shared_fixtures})
+  foreach(kd_id IN LISTS kd_layers)
+    set(kd_gpu OFF)
+    if(KD_CONFORMANCE_DEVICE STREQUAL "cuda" AND NOT kd_id STREQUAL "L1")  # L1 only loads LibTorch
+      set(kd_gpu ON)
+    endif()
+    set(kd_name conformance.${kd_id})
+    if(kd_gpu AND kd_chain GREATER 1)
+      set(kd_name conformance.${kd_id}.chain${kd_chain})
+    elseif(NOT kd_gpu AND kd_chain GREATER 1)
+      continue()  # already added by the first chain
+    endif()
+    add_test(${kd_name} "${KD_CONFORMANCE_RUN_LAYER}" "${KD_CONFORMANCE_BIN}" ${kd_id} ${KD_CONFORMANCE_DEVICE})
+    set(kd_labels conformance layer:${kd_id})
+    if(kd_gpu)
+      list(INSERT kd_labels 1 gpu)
+      set_tests_properties(${kd_name} PROPERTIES RESOURCE_GROUPS gpus:1)
+    else()
+      list(APPEND kd_shared_fixtures kd.${kd_name})
+    endif()
+    set_tests_properties(${kd_name} PROPERTIES LABELS "${kd_labels}" FIXTURES_SETUP kd.${kd_name}
+                                               FIXTURES_REQUIRED "${kd_required}" TIMEOUT 150)
+    list(APPEND kd_required kd.${kd_name})
+  endforeach()
+endforeach()
