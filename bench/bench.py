@@ -61,7 +61,7 @@ def main():
     gpu = series({"A": report([]), "B": lambda r: [args.minimal, "cuda"], "C": lambda r: py + ["cuda"]},
                  args.rounds, args.warmup)
     cpu = series({"A": report(["--device", "cpu"]), "B": lambda r: [args.minimal, "cpu"]}, args.rounds, args.warmup)
-    full = series({"A_full": lambda r: [args.diagnostic, "--layers", "L1,L2,L3"]}, 3, 0)  # every layer this build has
+    full = series({"A_full": lambda r: [args.diagnostic, "--full"]}, 3, 0)  # every layer this build has
 
     figures = {
         "gpu": {k: summary(v) for k, v in gpu.items()},

@@ -7,6 +7,10 @@
 #include <fmt/format.h>
 
 #include "redact.h"
+
+#ifndef KD_VERSION
+#define KD_VERSION "unknown"
+#endif
 #include "verdict/hints.h"
 
 namespace kd {
@@ -37,7 +41,7 @@ json skeleton(const RunRecord& run) {
         {"fault_injection", o.fault.empty() ? json() : json(o.fault)}}},
       {"runtime",
        {{"os_family", nullptr}, {"os_name", nullptr}, {"arch", nullptr}, {"libc", nullptr}, {"compiler", nullptr},
-        {"suite_version", nullptr}}},
+        {"suite_version", KD_VERSION}}},  // the supervisor's own: known even when L1 did not run
       {"pytorch",
        {{"loaded", false}, {"version", nullptr}, {"cuda_compiled", nullptr}, {"hip_compiled", nullptr},
         {"backend", nullptr}, {"source", nullptr}, {"gpu_available", nullptr}, {"visible_device_count", nullptr},
