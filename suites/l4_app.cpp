@@ -189,6 +189,12 @@ KD_STEP(4, L4_App, ModelContract, "L4.model_run", "L4.model_load") {
   const auto v = app::check_outputs(std::get<app::ModelSpec>(spec), outputs);
   ctx.fact("/app/model/input", desc);
   ctx.fact("/app/model/outputs", shown);
+  const app::ModelSpec& ms = std::get<app::ModelSpec>(spec);
+  if (ms.reference && !outputs.empty()) {  // the measured agreement, whatever the verdict
+    const double cos = app::min_reference_cosine(*ms.reference, outputs[0]);
+    ctx.fact("/app/model/reference", {{"vectors", ms.reference->embeddings.size()}, {"dim", ms.reference->embeddings[0].size()},
+                                      {"min_cosine", std::isfinite(cos) ? json(cos) : json()}, {"threshold", ms.reference->min_cosine}});
+  }
   ctx.fact("/app/model/contract", v ? v->rule : "passed");
   events::marker("write", "L4.model_run");  // the outputs' facts are out
   return v ? broken(*v) : Outcome::pass();
