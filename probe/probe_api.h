@@ -4,7 +4,7 @@
 #pragma once
 #include <stdint.h>
 
-#define KD_PROBE_ABI_VERSION 3  // 3: layer L4 (application workloads, the user's model)
+#define KD_PROBE_ABI_VERSION 4  // 3: layer L4 (application workloads, the user's model); 4: step markers
 #define KD_PROBE_ENTRY "kd_probe_get_v1"
 
 #ifdef __cplusplus
@@ -97,6 +97,9 @@ typedef struct kd_model_input {
 typedef void (*kd_output_sink)(void* user, int rank, const int64_t* shape, const char* dtype, const double* data,
                                int64_t count);
 
+// Called when a step of the model run has *finished* ("prepare_data", "transfer", "compute").
+typedef void (*kd_marker_sink)(void* user, const char* step);
+
 typedef struct kd_probe_v1 {
   int abi_version;
   kd_status (*torch_info)(kd_torch_info* out);
@@ -112,8 +115,8 @@ typedef struct kd_probe_v1 {
   kd_status (*app_embeddings)(const kd_app_embed_in* in, kd_app_embed_out* out);
   kd_status (*app_training)(int on_gpu, int index, const char* folder, kd_app_train_out* out);
   kd_status (*model_load)(const char* path, int on_gpu, int index, char* desc, int desc_cap);  // format: KD_ERR_MODEL_FORMAT
-  kd_status (*model_run)(const kd_model_input* inputs, int count, kd_output_sink sink, void* user, char* desc,
-                         int desc_cap);
+  kd_status (*model_run)(const kd_model_input* inputs, int count, kd_output_sink sink, kd_marker_sink marker,
+                         void* user, char* desc, int desc_cap);
 } kd_probe_v1;
 
 typedef const kd_probe_v1* (*kd_probe_entry_fn)(void);

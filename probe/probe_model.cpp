@@ -103,32 +103,40 @@ kd_status model_load(const char* path, int on_gpu, int index, char* desc, int de
   });
 }
 
-kd_status model_run(const kd_model_input* inputs, int count, kd_output_sink sink, void* user, char* desc, int desc_cap) {
+kd_status model_run(const kd_model_input* inputs, int count, kd_output_sink sink, kd_marker_sink marker, void* user,
+                    char* desc, int desc_cap) {
   return guarded([&] {
     LoadedModel& m = loaded();
     if (!m.module) throw std::runtime_error("no model loaded");
     std::mt19937_64 rng(1234);
-    std::vector<c10::IValue> args;
+    std::vector<at::Tensor> host;
     std::string text;
     for (int i = 0; i < count; ++i) {
-      at::Tensor t = make_input(inputs[i], rng).to(m.device);
-      text += (i ? "; " : "") + shape_text(t.sizes()) + " " + std::string(c10::toString(t.scalar_type()));
-      args.emplace_back(std::move(t));
+      host.push_back(make_input(inputs[i], rng));
+      text += (i ? "; " : "") + shape_text(host.back().sizes()) + " " + std::string(c10::toString(host.back().scalar_type()));
     }
     copy_to(desc, static_cast<size_t>(desc_cap), "input: " + text + ", device " + m.device.str());
+    marker(user, "prepare_data");
+    std::vector<c10::IValue> args;
+    for (auto& t : host) args.emplace_back(t.to(m.device));
+    if (m.device.is_cuda()) args.back().toTensor().to(at::kCPU);  // waits for the copies: then they really finished
+    marker(user, "transfer");
     c10::InferenceMode guard;  // with eval() set at load: module behaviour and gradient tracking both off
     std::vector<c10::IValue> outs;
     flatten(m.module->forward(args), &outs);
-    for (const auto& o : outs) {
-      if (!o.isTensor()) {
-        const std::string kind = o.tagKind();
+    std::vector<at::Tensor> results;  // on the host: the copy waits for the device, so compute has finished
+    for (const auto& o : outs)
+      results.push_back(o.isTensor() ? o.toTensor().detach().to(at::kCPU).to(at::kDouble).contiguous() : at::Tensor());
+    marker(user, "compute");
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (!outs[i].isTensor()) {
+        const std::string kind = outs[i].tagKind();
         sink(user, -1, nullptr, kind.c_str(), nullptr, 0);
         continue;
       }
-      const at::Tensor t = o.toTensor();
-      const at::Tensor h = t.detach().to(at::kCPU).to(at::kDouble).contiguous();
-      const std::string dtype(c10::toString(t.scalar_type()));
-      sink(user, static_cast<int>(t.dim()), t.sizes().data(), dtype.c_str(), h.data_ptr<double>(), h.numel());
+      const at::Tensor& h = results[i];
+      const std::string dtype(c10::toString(outs[i].toTensor().scalar_type()));
+      sink(user, static_cast<int>(h.dim()), h.sizes().data(), dtype.c_str(), h.data_ptr<double>(), h.numel());
     }
   });
 }

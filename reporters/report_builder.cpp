@@ -1,5 +1,7 @@
 #include "report_builder.h"
 
+#include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <set>
@@ -54,6 +56,7 @@ json skeleton(const RunRecord& run) {
       {"python", nullptr},
       {"app", nullptr},
       {"layers", json::array()},
+      {"markers", json::array()},
       {"warnings", json::array()},
       {"error", nullptr},
   };
@@ -99,6 +102,27 @@ json layers_section(const std::vector<LayerInfo>& layers, const std::vector<json
     out.push_back({{"id", l.id}, {"suite", l.suite}, {"title", l.title}, {"status", status}, {"tests", tests}});
   }
   return out;
+}
+
+// Steps that finished, in order; a marker of another run (or without one) is not this run's.
+json markers_section(const RunRecord& run, int* foreign) {
+  json out = json::array();
+  for (const auto& ev : run.events) {
+    if (ev.value("ev", "") != "marker") continue;
+    if (ev.value("run_id", "") != run.run_id || !ev.value("name", json()).is_string()) {
+      ++*foreign;
+      continue;
+    }
+    const std::string stage = ev.value("stage", "");
+    const double t = ev.value("t_mono_ms", 0.0) - run.start_mono_ms;
+    out.push_back({{"name", ev["name"]}, {"stage", stage.empty() ? json() : json(stage)},
+                   {"t_ms", std::round(std::max(t, 0.0) * 1000) / 1000}});
+  }
+  return out;
+}
+
+std::string last_finished(const json& markers) {
+  return markers.empty() ? "none" : markers.back()["name"].get<std::string>();
 }
 
 std::string last_stage(const std::vector<json>& events) {
@@ -168,20 +192,23 @@ json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
   for (const auto& ev : run.events)
     if (ev.value("ev", "") == "fact") apply_fact(&report, ev);
   report["layers"] = layers_section(layers, run.events);
+  int foreign_markers = 0;
+  report["markers"] = markers_section(run, &foreign_markers);
   const std::string stage = last_stage(run.events);
   const json* end = find_event(run.events, "end");
   const WorkerEnd& w = run.worker;
 
   if (w.timed_out) {
     set_verdict(&report, Code::Timeout, stage,
-                fmt::format("no verdict within {} s; the worker was stopped while in stage {}", run.options.timeout_s,
-                            stage.empty() ? "(start)" : stage));
+                fmt::format("no verdict within {} s; the worker was stopped while in stage {}; last finished step: {}",
+                            run.options.timeout_s, stage.empty() ? "(start)" : stage, last_finished(report["markers"])));
   } else if (!end) {
     std::string why = w.interrupted ? "the run was interrupted and the worker stopped"
                       : w.signal    ? fmt::format("the worker was killed by {}", signal_text(w.signal))
                       : w.exited    ? fmt::format("the worker exited with status {} without a verdict", w.exit_status)
                                     : "the worker produced no verdict";
     if (!stage.empty()) why += fmt::format(" in stage {}", stage);
+    why += fmt::format("; last finished step: {}", last_finished(report["markers"]));
     set_verdict(&report, Code::WorkerFailed, stage, why);
   } else if (end->value("ran", 0) == 0) {
     set_verdict(&report, Code::UsageError, "", "the test filter matched no test (see --gtest_list_tests)");
@@ -205,6 +232,8 @@ json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
     report["warnings"].push_back(fmt::format("the worker was killed by {} after its verdict", signal_text(w.signal)));
   for (const auto& ev : run.events)
     if (ev.value("ev", "") == "warning") report["warnings"].push_back(redact(ev.value("text", "")));
+  if (foreign_markers)
+    report["warnings"].push_back(fmt::format("{} marker(s) without this run's id were ignored", foreign_markers));
   if (run.malformed_events)
     report["warnings"].push_back(fmt::format("{} unreadable event line(s) from the worker", run.malformed_events));
   if (!run.options.fault.empty())

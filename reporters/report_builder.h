@@ -11,7 +11,7 @@
 
 namespace kd {
 
-inline constexpr const char* kSchemaVersion = "1.1";  // 1.1: host, python, arch, error.cause
+inline constexpr const char* kSchemaVersion = "1.2";  // 1.1: host, python, arch, error.cause; 1.2: markers
 
 struct WorkerEnd {
   bool timed_out = false;
@@ -29,6 +29,7 @@ struct RunRecord {
   int malformed_events = 0;
   WorkerEnd worker;
   double duration_ms = 0;
+  double start_mono_ms = 0;  // CLOCK_MONOTONIC at the run's start: markers are placed relative to it
   nlohmann::json host;                        // --host-check's result, null when not asked
   std::string visible_devices_env = "unset";  // CUDA_VISIBLE_DEVICES: "unset", "empty" or "set" (for hints)
 };

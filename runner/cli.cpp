@@ -148,6 +148,11 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       long n = 0;
       if (!parse_int(v, 65535, &n)) return UsageError{"--kd-worker-fd is internal"};
       o.worker_fd = static_cast<int>(n);
+    } else if (arg == "--kd-run-id") {
+      if (auto e = value(&v)) return *e;
+      if (v.empty() || v.size() > 64 || v.find_first_not_of("0123456789abcdef") != std::string::npos)
+        return UsageError{"--kd-run-id is internal"};
+      o.run_id = v;
     } else if (arg == "--host-check") {
       if (inline_value) return UsageError{"--host-check takes no value"};
       o.host_check = true;
@@ -179,6 +184,7 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
 std::vector<std::string> worker_arguments(const Options& o, int event_fd) {
   std::vector<std::string> a = {"--kd-worker-fd", std::to_string(event_fd), "--device", o.device,
                                 "--device-index", std::to_string(o.device_index)};
+  if (!o.run_id.empty()) a.insert(a.end(), {"--kd-run-id", o.run_id});
   if (!o.layers.empty()) a.insert(a.end(), {"--layers", fmt::format("{}", fmt::join(o.layers, ","))});
   if (!o.fault.empty()) a.insert(a.end(), {"--inject-fault", o.fault});
   if (o.python) a.insert(a.end(), {"--python", *o.python});

@@ -24,6 +24,7 @@ struct Options {
   std::string fault;                   // test-only fault injection; "" when off
   bool in_process = false;             // debug: run the tests in this process (no timeout)
   int worker_fd = -1;                  // internal: this process is the worker, events go to this fd
+  std::string run_id;                  // internal: the supervisor's run id, carried by the worker's markers
 
   bool cpu_mode() const { return device == "cpu"; }
   bool has_gtest_flag(const std::string& name) const;  // e.g. "list_tests", "filter"
@@ -41,7 +42,7 @@ using ParseResult = std::variant<Options, UsageError, HelpRequested>;
 // L1-L4 (the tiny check, then the application layer); "--full" means every layer.
 ParseResult parse_command_line(const std::vector<std::string>& args, const std::vector<std::string>& known_layers);
 
-// The worker's arguments: the user's own options, re-created, plus the event fd.
+// The worker's arguments: the user's own options, re-created, plus the event fd and the run id.
 std::vector<std::string> worker_arguments(const Options& o, int event_fd);
 
 std::string usage_text();

@@ -1,13 +1,19 @@
 #include "event_channel.h"
 
-#include <cerrno>
+#include <time.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 namespace kd::events {
 namespace {
 Sink& current_sink() {
   static Sink sink;
   return sink;
+}
+std::string& run_id() {
+  static std::string id;
+  return id;
 }
 }  // namespace
 
@@ -35,6 +41,18 @@ void stage(std::string_view s) { emit({{"ev", "stage"}, {"stage", s}}); }
 
 void fact(std::string_view pointer, const nlohmann::json& value) {
   emit({{"ev", "fact"}, {"path", pointer}, {"value", value}});
+}
+
+void set_run_id(std::string id) { run_id() = std::move(id); }
+
+double monotonic_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+void marker(std::string_view name, std::string_view stage) {
+  emit({{"ev", "marker"}, {"run_id", run_id()}, {"name", name}, {"stage", stage}, {"t_mono_ms", monotonic_ms()}});
 }
 
 void LineCollector::feed(std::string_view bytes) {

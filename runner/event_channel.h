@@ -19,6 +19,13 @@ void emit(const nlohmann::json& event);
 void stage(std::string_view stage);                             // the stage now running
 void fact(std::string_view pointer, const nlohmann::json& value);  // e.g. "/pytorch/version"
 
+// A step of the work *finished* (read_parameters, load_library, load_weights, prepare_data, transfer,
+// compute, write): emitted after it, never before, with the run id and a CLOCK_MONOTONIC time in ms
+// (one clock for the whole machine, so the supervisor can place it in its own run).
+void set_run_id(std::string run_id);
+void marker(std::string_view name, std::string_view stage);
+double monotonic_ms();
+
 // Supervisor side: splits a byte stream into events; malformed lines are counted, not fatal.
 class LineCollector {
  public:

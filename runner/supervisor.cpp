@@ -241,10 +241,13 @@ int supervise(const Options& o, const std::string& exe) {
   }
   RunRecord run;
   run.options = o;
+  run.start_mono_ms = events::monotonic_ms();
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");  // its value never leaves this process
   run.visible_devices_env = !visible ? "unset" : *visible ? "set" : "empty";
   std::future<nlohmann::json> host = o.host_check ? start_host_check() : std::future<nlohmann::json>();
   run.run_id = random_run_id();
+  Options worker_options = o;
+  worker_options.run_id = run.run_id;  // the worker's markers carry it
   run.started_at = utc_now();
   const auto start = Clock::now();
 
@@ -256,14 +259,14 @@ int supervise(const Options& o, const std::string& exe) {
 
   if (o.in_process) {
     std::vector<std::string> lines;
-    const int rc = run_worker(o, exe.c_str(), [&](const std::string& l) { lines.push_back(l); });
+    const int rc = run_worker(worker_options, exe.c_str(), [&](const std::string& l) { lines.push_back(l); });
     events::LineCollector c;
     for (const auto& l : lines) c.feed(l);
     run.events = c.events();
     run.worker.exited = true;
     run.worker.exit_status = rc;
   } else {
-    run_child(o, exe, &run);
+    run_child(worker_options, exe, &run);
   }
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);

@@ -10,7 +10,9 @@ namespace kd {
 
 int run_worker(const Options& options, const char* argv0, events::Sink sink) {
   events::set_sink(std::move(sink));
+  events::set_run_id(options.run_id);
   worker_context().options = options;
+  events::marker("read_parameters", "");  // main() parsed them; this process now knows what to run
 
   std::vector<std::string> args = {argv0};
   if (!options.has_gtest_flag("filter")) args.push_back("--gtest_filter=" + filter_for_layers(options.layers));

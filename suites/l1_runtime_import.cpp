@@ -89,6 +89,7 @@ KD_STEP(1, L1_RuntimeImport, LibTorchLoads, "L1.import") {
   if (s.kind != KD_OK)
     return Outcome::fail(Code::TorchImportFailed, fmt::format("LibTorch loaded but did not answer: {}", s.message));
   ctx.probe = load.probe;
+  events::marker("load_library", "L1.import");
   auto or_null = [](const char* v) { return *v ? nlohmann::json(v) : nlohmann::json(); };
   ctx.fact("/pytorch/loaded", true);
   ctx.fact("/pytorch/version", or_null(info.version));

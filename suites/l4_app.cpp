@@ -6,12 +6,14 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "fixtures/app_contract.h"
 #include "fixtures/layer_test.h"
+#include "runner/event_channel.h"
 
 namespace kd {
 namespace {
@@ -133,13 +135,26 @@ std::vector<kd_model_input> probe_inputs(const app::ModelSpec& spec) {
   return v;
 }
 
+// What the probe's callbacks fill during a model run.
+struct RunSink {
+  std::vector<app::OutputTensor> outputs;
+};
+
+// The probe finished a step: its marker, then the next step's stage, so that a hang there names it.
+void step_finished(void*, const char* step) {
+  static const std::map<std::string, std::string> kNext = {{"prepare_data", "transfer"}, {"transfer", "compute"}, {"compute", "write"}};
+  events::marker(step, "L4.model_run");
+  const auto next = kNext.find(step);
+  if (next != kNext.end()) events::stage("L4.model_run." + next->second);
+}
+
 void collect_output(void* user, int rank, const int64_t* shape, const char* dtype, const double* data, int64_t count) {
   app::OutputTensor o;
   o.is_tensor = rank >= 0;
   o.dtype = dtype;
   if (rank > 0) o.shape.assign(shape, shape + rank);
   if (data) o.data.assign(data, data + count);
-  static_cast<std::vector<app::OutputTensor>*>(user)->push_back(std::move(o));
+  static_cast<RunSink*>(user)->outputs.push_back(std::move(o));
 }
 
 }  // namespace
@@ -153,6 +168,7 @@ KD_STEP(4, L4_App, ModelLoad, "L4.model_load", "L3.synchronize") {
     return Outcome::fail(Code::ModelLoadFailed, fmt::format("wrongly formatted: not a TorchScript model: {}", s.message));
   if (s.kind != KD_OK) return backend_failure(s);
   ctx.fact("/app/model/model", desc);
+  events::marker("load_weights", "L4.model_load");
   return Outcome::pass();
 }
 
@@ -161,16 +177,26 @@ KD_STEP(4, L4_App, ModelContract, "L4.model_run", "L4.model_load") {
   const auto spec = app::read_model_spec(*ctx.options.input);
   if (const auto* why = std::get_if<std::string>(&spec)) return Outcome::fail(Code::UsageError, "--input: " + *why);
   const auto inputs = probe_inputs(std::get<app::ModelSpec>(spec));
-  std::vector<app::OutputTensor> outputs;
+  RunSink run;
+  const std::vector<app::OutputTensor>& outputs = run.outputs;
   char desc[256] = {};
-  const kd_status s = ctx.probe->model_run(inputs.data(), static_cast<int>(inputs.size()), collect_output, &outputs, desc, sizeof desc);
+  events::stage("L4.model_run.prepare_data");
+  const kd_status s = ctx.probe->model_run(inputs.data(), static_cast<int>(inputs.size()), collect_output, step_finished,
+                                           &run, desc, sizeof desc);
   if (s.kind != KD_OK) return backend_failure(s);
   json shown = json::array();
   for (const auto& o : outputs) shown.push_back(o.is_tensor ? app::shape_text(o.shape) + " " + o.dtype : o.dtype);
   const auto v = app::check_outputs(std::get<app::ModelSpec>(spec), outputs);
   ctx.fact("/app/model/input", desc);
   ctx.fact("/app/model/outputs", shown);
+  const app::ModelSpec& ms = std::get<app::ModelSpec>(spec);
+  if (ms.reference && !outputs.empty()) {  // the measured agreement, whatever the verdict
+    const double cos = app::min_reference_cosine(*ms.reference, outputs[0]);
+    ctx.fact("/app/model/reference", {{"vectors", ms.reference->embeddings.size()}, {"dim", ms.reference->embeddings[0].size()},
+                                      {"min_cosine", std::isfinite(cos) ? json(cos) : json()}, {"threshold", ms.reference->min_cosine}});
+  }
   ctx.fact("/app/model/contract", v ? v->rule : "passed");
+  events::marker("write", "L4.model_run");  // the outputs' facts are out
   return v ? broken(*v) : Outcome::pass();
 }
 

@@ -77,6 +77,17 @@ class UserModel(DiagnosticTest):
             "input": "input: [4,8] Float, device cpu", "outputs": ["[4,3] Float", "[4] Float"], "contract": "passed"})
         self.assertEqual(r.report["requested"]["layers"], ["L1", "L2", "L3", "L4"])
         self.assertTrue(r.report["requested"]["model"])
+        # Every step finished, in order, each marked once after it, at non-decreasing times.
+        markers = r.report["markers"]
+        self.assertEqual([m["name"] for m in markers], ["read_parameters", "load_library", "load_weights",
+                                                        "prepare_data", "transfer", "compute", "write"])
+        self.assertEqual([m["stage"] for m in markers][2:], ["L4.model_load"] + ["L4.model_run"] * 4)
+        times = [m["t_ms"] for m in markers]
+        self.assertEqual(times, sorted(times))
+
+    def test_a_failed_load_marks_nothing_after_the_library(self):
+        r = self.run_model(os.path.join(self.dir, "none.pt"))
+        self.assertEqual([m["name"] for m in r.report["markers"]], ["read_parameters", "load_library"])
 
     def assertModelLoadFailed(self, r, which):
         self.assertVerdict(r, "MODEL_LOAD_FAILED", 13, "L4.model_load")

@@ -33,11 +33,13 @@ class Faults(DiagnosticTest):
         r = self.run_kd("--device", "cpu", "--inject-fault", "hang", "--timeout", "5")
         self.assertVerdict(r, "TIMEOUT", 10, "L3.synchronize")
         self.assertLess(r.seconds, 6.0)
+        self.assertIn("last finished step: load_library", r.report["error"]["message"])
 
     def test_worker_abort_is_worker_failed(self):
         r = self.run_kd("--device", "cpu", "--inject-fault", "abort")
         self.assertVerdict(r, "WORKER_FAILED", 11, "L3.product")
         self.assertIn("SIGABRT", r.report["error"]["message"])
+        self.assertIn("last finished step: load_library", r.report["error"]["message"])
 
     def test_worker_killed_from_outside_is_worker_failed(self):
         path = os.path.join(self.dir, "killed.json")

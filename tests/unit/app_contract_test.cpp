@@ -97,6 +97,8 @@ TEST(AppContract, BadSpecsNameTheField) {
       {R"({"inputs": [{"shape": [2], "colour": 1}], "outputs": {}})", "colour"},
       {R"({"inputs": [{"shape": [2]}], "outputs": {"count": -1}})", "count"},
       {R"({"inputs": [{"shape": [2]}], "outputs": {"shapes": [[-2]]}})", "shapes"},
+      {R"({"inputs": [{"shape": [2]}], "outputs": {"reference": {"min_cosine": 0.5}}})", "reference"},
+      {R"({"inputs": [{"shape": [2]}], "outputs": {"reference": {"file": "r.json", "min_cosine": 2}}})", "min_cosine"},
   };
   for (const auto& [text, word] : cases) {
     const auto r = parse_model_spec(text);
@@ -128,6 +130,40 @@ TEST(AppContract, EachOutputRuleBreaksAlone) {
   o = outputs();
   o[1] = {false, "String", {}, {}};
   EXPECT_EQ(rule_of(check_outputs(s, o)), "type");
+}
+
+// Two reference vectors of dimension 3 and an output that matches them up to a scale (cosine 1).
+ModelSpec reference_spec() {
+  ModelSpec s;
+  s.reference = ReferenceSpec{"r.json", 0.9999, {{1, 0, 0}, {0.6, 0.8, 0}}};
+  return s;
+}
+OutputTensor embeddings(std::vector<double> data) { return {true, "Float", {2, 3}, std::move(data)}; }
+
+TEST(AppContract, ReferenceRuleComparesEachVectorByCosine) {
+  const ModelSpec s = reference_spec();
+  EXPECT_EQ(rule_of(check_outputs(s, {embeddings({2, 0, 0, 0.6, 0.8, 0})})), "none");
+  EXPECT_NEAR(min_reference_cosine(*s.reference, embeddings({2, 0, 0, 0.6, 0.8, 0})), 1.0, 1e-12);
+  const auto off = check_outputs(s, {embeddings({1, 0, 0, 0.6, 0.7, 0.1})});  // id 1 turned a little
+  EXPECT_EQ(rule_of(off), "reference");
+  EXPECT_EQ(off->output, "id 1");
+  EXPECT_EQ(rule_of(check_outputs(s, {{true, "Float", {3, 3}, std::vector<double>(9, 1)}})), "reference");  // one vector too many
+  EXPECT_EQ(rule_of(check_outputs(s, {embeddings({0, 0, 0, 0.6, 0.8, 0})})), "reference");  // a zero vector: NaN cosine
+  EXPECT_TRUE(std::isnan(min_reference_cosine(*s.reference, {true, "Float", {2, 2}, {1, 0, 0, 1}})));
+}
+
+TEST(AppContract, ReferenceFileIsReadNextToTheSpec) {
+  TempDir dir;
+  const std::string spec = dir.path() + "/spec.json";
+  std::ofstream(spec) << R"({"inputs": [{"shape": [2]}], "outputs": {"reference": {"file": "r.json"}}})";
+  EXPECT_NE(std::get<std::string>(read_model_spec(spec)).find("cannot read"), std::string::npos);
+  std::ofstream(dir.path() + "/r.json") << R"({"embeddings": [[1, 2], [3]]})";
+  EXPECT_NE(std::get<std::string>(read_model_spec(spec)).find("one length"), std::string::npos);
+  std::ofstream(dir.path() + "/r.json") << R"({"embeddings": [[1, 2], [3, 4]]})";
+  const auto ok = read_model_spec(spec);
+  ASSERT_TRUE(std::holds_alternative<ModelSpec>(ok)) << std::get<std::string>(ok);
+  EXPECT_EQ(std::get<ModelSpec>(ok).reference->embeddings.size(), 2u);
+  EXPECT_EQ(std::get<ModelSpec>(ok).reference->min_cosine, 0.9999);
 }
 
 TEST(AppContract, ModelFileProblemsSayMissingOrUnreadable) {

@@ -172,6 +172,7 @@ void expect_worker_sees_the_same(const Options& user) {
   EXPECT_EQ(worker.python, user.python);
   EXPECT_EQ(worker.model, user.model);
   EXPECT_EQ(worker.input, user.input);
+  EXPECT_EQ(worker.run_id, user.run_id);
 }
 
 TEST(Cli, AppMeansTheFixedCheckThenL4AndFullMeansEveryLayer) {
@@ -192,6 +193,13 @@ TEST(Cli, ModelImpliesTheAppLayersAndBundleStaysWithTheSupervisor) {
   EXPECT_EQ(parse_ok({"--model", "m.pt", "--input", "s.json", "--layers", "L4"}).layers, (std::vector<std::string>{"L4"}));
   const std::vector<std::string> w = worker_arguments(o, 3);
   EXPECT_EQ(std::find(w.begin(), w.end(), "--bundle"), w.end());
+}
+
+TEST(Cli, TheRunIdReachesTheWorkerAndIsHexOnly) {
+  Options o = parse_ok({});
+  o.run_id = "0123456789abcdef";
+  expect_worker_sees_the_same(o);
+  EXPECT_TRUE(std::holds_alternative<UsageError>(parse_command_line({"--kd-run-id", "../x"}, {"L1"})));
 }
 
 TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {

@@ -17,6 +17,9 @@ const std::vector<LayerInfo> kLayers = {{"L1", "L1_RuntimeImport", "runtime & im
 
 json fact(const std::string& path, const json& value) { return {{"ev", "fact"}, {"path", path}, {"value", value}}; }
 json stage(const std::string& s) { return {{"ev", "stage"}, {"stage", s}}; }
+json marker(const std::string& name, const std::string& st, double t, const std::string& run_id = "run-1") {
+  return {{"ev", "marker"}, {"run_id", run_id}, {"name", name}, {"stage", st}, {"t_mono_ms", 1000.0 + t}};
+}
 json passed(const std::string& suite, const std::string& test) {
   return {{"ev", "test_end"}, {"suite", suite}, {"test", test}, {"status", "passed"}, {"duration_ms", 1}};
 }
@@ -50,6 +53,7 @@ json build(std::vector<json> events, WorkerEnd worker = exited(0), Options optio
   RunRecord run;
   run.options = std::move(options);
   run.run_id = "run-1";
+  run.start_mono_ms = 1000.0;
   run.events = std::move(events);
   run.worker = worker;
   return build_report(run, kLayers);
@@ -274,6 +278,33 @@ TEST(ReportBuilder, SetVerdictRewritesToOutputWriteFailed) {
   EXPECT_EQ(r["error"]["code"], "OUTPUT_WRITE_FAILED");
   EXPECT_EQ(r["error"]["message"], "'<path>/report.json' already exists");
   EXPECT_EQ(r["next_action"], "pick a new, writable file name");
+}
+
+}  // namespace
+}  // namespace kd
+
+namespace kd {
+namespace {
+
+TEST(ReportBuilder, MarkersAreFinishedStepsOfThisRunOnly) {
+  const json r = build({marker("read_parameters", "", 2), stage("L1.import"), marker("load_library", "L1.import", 300.5),
+                        marker("compute", "L4.model_run", 400, "another-run"), end(1, 0)});
+  ASSERT_EQ(r["markers"].size(), 2u);
+  EXPECT_EQ(r["markers"][0], json({{"name", "read_parameters"}, {"stage", nullptr}, {"t_ms", 2.0}}));
+  EXPECT_EQ(r["markers"][1], json({{"name", "load_library"}, {"stage", "L1.import"}, {"t_ms", 300.5}}));
+  EXPECT_TRUE(has_warning_with(r, "1 marker(s) without this run's id were ignored"));
+}
+
+TEST(ReportBuilder, TimeoutAndCrashNameTheLastFinishedStep) {
+  const std::vector<json> ev = {marker("load_weights", "L4.model_load", 5), marker("transfer", "L4.model_run", 9),
+                                stage("L4.model_run.compute")};
+  const json t = build(ev, timed_out());
+  EXPECT_EQ(t["stage"], "L4.model_run.compute");
+  EXPECT_NE(t["error"]["message"].get<std::string>().find("last finished step: transfer"), std::string::npos);
+  const json c = build(ev, killed(SIGSEGV));
+  EXPECT_NE(c["error"]["message"].get<std::string>().find("last finished step: transfer"), std::string::npos);
+  const json none = build({stage("L1.import")}, timed_out());
+  EXPECT_NE(none["error"]["message"].get<std::string>().find("last finished step: none"), std::string::npos);
 }
 
 }  // namespace
