@@ -1,6 +1,8 @@
 // What only a GPU build of the probe can do. probe_cuda.cpp implements it for CUDA
 // builds; probe_no_gpu.cpp for builds without CUDA (Debian's CPU-only LibTorch).
 #pragma once
+#include <functional>
+
 #include "probe_api.h"
 
 namespace kd::probe {
@@ -8,4 +10,11 @@ kd_status gpu_state(kd_gpu_state* out);
 kd_status device_props(int index, kd_device_props* out);
 kd_status synchronize(int index);
 kd_status spin_forever(int index);  // test-only: a kernel that never lets synchronize return in time
+
+// L6. These throw (call them inside guarded()).
+void synchronize_or_throw(int index);
+// Runs fn between two device synchronizations: host_ms by the host clock at those edges,
+// event_ms by CUDA events recorded on the current stream around the same region.
+void timed_on_device(int index, const std::function<void()>& fn, double* host_ms, double* event_ms);
+kd_status ceiling(int index, int kind, kd_ceiling_out* out);  // kd_ceiling_kind
 }  // namespace kd::probe

@@ -4,7 +4,7 @@
 #pragma once
 #include <stdint.h>
 
-#define KD_PROBE_ABI_VERSION 4  // 3: layer L4 (application workloads, the user's model); 4: step markers
+#define KD_PROBE_ABI_VERSION 5  // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing
 #define KD_PROBE_ENTRY "kd_probe_get_v1"
 
 #ifdef __cplusplus
@@ -100,6 +100,28 @@ typedef void (*kd_output_sink)(void* user, int rank, const int64_t* shape, const
 // Called when a step of the model run has *finished* ("prepare_data", "transfer", "compute").
 typedef void (*kd_marker_sink)(void* user, const char* step);
 
+// L6: the L4 embeddings workload timed in three segments, run 0 cold, then warm runs (ms).
+#define KD_TIMING_MAX_RUNS 64
+typedef struct kd_timing_out {
+  int runs;
+  double load_ms;                             // the model built on the device, before run 0
+  double prepare_ms[KD_TIMING_MAX_RUNS];      // token and mask tensors built on the host
+  double compute_ms[KD_TIMING_MAX_RUNS];      // transfer + forward, host clock, synchronized at both edges
+  double compute_event_ms[KD_TIMING_MAX_RUNS];  // the same region by CUDA events; -1 on the CPU
+  double write_ms[KD_TIMING_MAX_RUNS];        // copied back to the host and serialised
+  char desc[256];
+} kd_timing_out;
+
+// L6 device ceilings, GPU only: each repeat timed by CUDA events, after warm-up, on random data.
+enum kd_ceiling_kind { KD_CEILING_COPY = 0, KD_CEILING_MATMUL_BF16, KD_CEILING_MATMUL_FP32, KD_CEILING_MATMUL_TF32 };
+#define KD_CEILING_MAX_REPEATS 32
+typedef struct kd_ceiling_out {
+  int repeats;
+  double seconds[KD_CEILING_MAX_REPEATS];
+  double work;  // per repeat: bytes read plus written (copy), or floating-point operations (2 n^3)
+  char desc[256];
+} kd_ceiling_out;
+
 typedef struct kd_probe_v1 {
   int abi_version;
   kd_status (*torch_info)(kd_torch_info* out);
@@ -117,6 +139,9 @@ typedef struct kd_probe_v1 {
   kd_status (*model_load)(const char* path, int on_gpu, int index, char* desc, int desc_cap);  // format: KD_ERR_MODEL_FORMAT
   kd_status (*model_run)(const kd_model_input* inputs, int count, kd_output_sink sink, kd_marker_sink marker,
                          void* user, char* desc, int desc_cap);
+  // L6 (ABI 5).
+  kd_status (*timing_segments)(const kd_app_embed_in* in, int runs, kd_timing_out* out);
+  kd_status (*ceiling)(int index, int kind, kd_ceiling_out* out);  // CPU-only builds: KD_ERR_UNSUPPORTED
 } kd_probe_v1;
 
 typedef const kd_probe_v1* (*kd_probe_entry_fn)(void);

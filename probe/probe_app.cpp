@@ -1,11 +1,9 @@
-// Layer L4's built-in workloads, deterministic from a fixed seed: a small embedding model
-// (token embedding, masked mean pooling, projection) and one training step on a small
-// model with a frozen layer and dropout. Weights come from our own generator, so every
-// LibTorch version sees the same numbers. Only shapes, dtypes and devices are described.
+// Layer L4's built-in workloads, deterministic from a fixed seed: the embedding model of
+// embedding_model.h and one training step on a small model with a frozen layer and dropout.
+// Weights come from our own generator, so every LibTorch version sees the same numbers.
+// Only shapes, dtypes and devices are described.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/dropout.h>
-#include <ATen/ops/from_blob.h>
-#include <ATen/ops/cat.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
 
@@ -15,85 +13,23 @@
 #include <string>
 #include <vector>
 
+#include "embedding_model.h"
 #include "probe_app.h"
 #include "probe_status.h"
 
 namespace kd::probe {
 namespace {
 
-constexpr int kVocab = 512, kEmbed = 32, kDim = 16;
-
-struct Lcg {  // a fixed sequence in [-0.5, 0.5)
-  uint64_t state;
-  float next() {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<float>((state >> 40) & 0xFFFFFF) / 16777216.0f - 0.5f;
-  }
-};
-
-at::Tensor fixed(std::vector<int64_t> shape, uint64_t seed, float scale, const at::Device& device) {
-  const int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t(1), std::multiplies<int64_t>());
-  std::vector<float> v(static_cast<size_t>(n));
-  Lcg g{seed};
-  for (auto& x : v) x = g.next() * scale;
-  return at::from_blob(v.data(), shape, at::TensorOptions().dtype(at::kFloat)).clone().to(device);
-}
-
-at::Device target(int on_gpu, int index) {
-  return on_gpu ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index)) : at::Device(at::kCPU);
-}
+using embed::EmbeddingModel;
+using embed::fixed;
+using embed::target;
 
 std::string where(const at::Device& d) { return d.str(); }
-
-// The embedding model. `training` is the module mode: dropout acts only in train mode.
-struct EmbeddingModel {
-  at::Tensor table, proj, bias;
-  bool training = true;
-  explicit EmbeddingModel(const at::Device& d)
-      : table(fixed({kVocab, kEmbed}, 11, 1.0f, d)), proj(fixed({kEmbed, kDim}, 12, 0.5f, d)), bias(fixed({kDim}, 13, 0.1f, d)) {}
-  at::Tensor forward(const at::Tensor& tokens, const at::Tensor& mask) const {
-    const auto b = tokens.size(0), l = tokens.size(1);
-    const at::Tensor emb = table.index_select(0, tokens.reshape({-1})).reshape({b, l, kEmbed});
-    const at::Tensor pooled = emb.mul(mask.unsqueeze(-1)).sum(1).div(mask.sum(1, /*keepdim=*/true));
-    return at::dropout(pooled, 0.1, training).matmul(proj).add(bias).tanh();
-  }
-};
-
-int64_t token(int64_t id, int position) {  // never 0: 0 is padding
-  uint64_t h = static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(position) * 0xBF58476D1CE4E5B9ULL;
-  h ^= h >> 31;
-  return static_cast<int64_t>(h % (kVocab - 1)) + 1;
-}
-
-// Longest first, as a length-bucketing job would batch them: the output order is not the input order.
-std::vector<int> batching_order(const kd_app_embed_in& in) {
-  std::vector<int> order(static_cast<size_t>(in.count));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return in.lengths[a] > in.lengths[b]; });
-  return order;
-}
 
 // Runs every input in batches of batch_size on device; returns the vectors in batching order.
 at::Tensor embed_all(const EmbeddingModel& m, const kd_app_embed_in& in, const std::vector<int>& order, int batch_size,
                      const at::Device& device) {
-  std::vector<at::Tensor> outs;
-  for (size_t start = 0; start < order.size(); start += static_cast<size_t>(batch_size)) {
-    const size_t end = std::min(order.size(), start + static_cast<size_t>(batch_size));
-    int longest = 0;
-    for (size_t i = start; i < end; ++i) longest = std::max(longest, in.lengths[order[i]]);
-    std::vector<int64_t> tok((end - start) * static_cast<size_t>(longest), 0);
-    std::vector<float> mask(tok.size(), 0.f);
-    for (size_t i = start; i < end; ++i)
-      for (int j = 0; j < in.lengths[order[i]]; ++j) {
-        tok[(i - start) * longest + j] = token(in.ids[order[i]], j);
-        mask[(i - start) * longest + j] = 1.f;
-      }
-    const int64_t rows = static_cast<int64_t>(end - start);
-    const at::Tensor t = at::from_blob(tok.data(), {rows, longest}, at::TensorOptions().dtype(at::kLong)).to(device);
-    const at::Tensor k = at::from_blob(mask.data(), {rows, longest}, at::TensorOptions().dtype(at::kFloat)).to(device);
-    outs.push_back(m.forward(t, k));
-  }
-  return at::cat(outs, 0);
+  return embed::run_batches(m, embed::host_batches(in, order, batch_size), device);
 }
 
 void to_host(const at::Tensor& t, float* out) {
@@ -139,7 +75,7 @@ kd_status app_embeddings(const kd_app_embed_in* in, kd_app_embed_out* out) {
     if (in->count < 1 || in->count > KD_APP_MAX_ITEMS || in->batch_size < 1 || in->rebatch_size < 1)
       throw std::invalid_argument("app_embeddings: bad input set");
     const at::Device device = target(in->on_gpu, in->index);
-    const std::vector<int> order = batching_order(*in);
+    const std::vector<int> order = embed::batching_order(*in);
     int longest = 0;
     for (int i = 0; i < in->count; ++i) longest = std::max(longest, in->lengths[i]);
     copy_to(out->input_desc, sizeof out->input_desc,

@@ -1,5 +1,7 @@
 // Stand-ins for builds whose LibTorch has no CUDA library to link: the worker only
 // calls these after the build declared a GPU backend, so they say why they cannot help.
+#include <stdexcept>
+
 #include "device_ops.h"
 #include "probe_status.h"
 
@@ -13,4 +15,7 @@ kd_status gpu_state(kd_gpu_state*) { return unsupported(); }
 kd_status device_props(int, kd_device_props*) { return unsupported(); }
 kd_status synchronize(int) { return unsupported(); }
 kd_status spin_forever(int) { return unsupported(); }
+void synchronize_or_throw(int) { throw std::runtime_error(unsupported().message); }
+void timed_on_device(int, const std::function<void()>&, double*, double*) { throw std::runtime_error(unsupported().message); }
+kd_status ceiling(int, int, kd_ceiling_out*) { return unsupported(); }
 }  // namespace kd::probe

@@ -40,6 +40,8 @@ json skeleton(const RunRecord& run) {
         {"python", o.python.has_value()},
         {"model", o.model.has_value()},
         {"bundle", o.bundle.has_value()},
+        {"min_bandwidth_fraction", o.min_bandwidth_fraction},
+        {"min_matmul_fraction", o.min_matmul_fraction},
         {"fault_injection", o.fault.empty() ? json() : json(o.fault)}}},
       {"runtime",
        {{"os_family", nullptr}, {"os_name", nullptr}, {"arch", nullptr}, {"libc", nullptr}, {"compiler", nullptr},
@@ -55,6 +57,7 @@ json skeleton(const RunRecord& run) {
       {"host", run.host},
       {"python", nullptr},
       {"app", nullptr},
+      {"timing", nullptr},
       {"layers", json::array()},
       {"markers", json::array()},
       {"warnings", json::array()},
@@ -64,7 +67,7 @@ json skeleton(const RunRecord& run) {
 
 // Facts land only where the report has a place for them: nothing else can slip in.
 void apply_fact(json* report, const json& ev) {
-  static const std::set<std::string> kAllowed = {"runtime", "pytorch", "device", "execution", "python", "app"};
+  static const std::set<std::string> kAllowed = {"runtime", "pytorch", "device", "execution", "python", "app", "timing"};
   const std::string path = ev.value("path", "");
   const size_t second = path.find('/', 1);
   if (path.empty() || path[0] != '/' || !kAllowed.count(path.substr(1, second == std::string::npos ? std::string::npos : second - 1)))

@@ -48,6 +48,32 @@ std::string python_line(const json& p, const std::string& path) {
   return fmt::format("{} {}: torch {} ({})\n", who, str(p, "version"), str(p, "torch_version"), cuda);
 }
 
+std::string number(const json& v, const char* format = "{:.3g}") {
+  return v.is_number() ? fmt::format(fmt::runtime(format), v.get<double>()) : "-";
+}
+
+// L6: the compute segment (cold apart from warm) and one line per device ceiling.
+std::string timing_lines(const json& t) {
+  std::string out;
+  const json& seg = field(t, "segments");
+  if (seg.is_object()) {
+    const json& warm = field(seg, "warm");
+    out += fmt::format("Timing: compute cold {} ms, warm median {} ms (p95 {}, n {}); load {} ms, apart\n",
+                       number(field(field(seg, "cold"), "compute_ms")), number(field(field(warm, "compute_ms"), "median")),
+                       number(field(field(warm, "compute_ms"), "p95")), field(warm, "n").dump(), number(field(seg, "load_ms")));
+  }
+  const json& ceilings = field(t, "ceilings");
+  if (!ceilings.is_object() || ceilings.empty()) return out;
+  const std::string ref = field(t, "reference_device").is_string() ? str(t, "reference_device") : "unknown device";
+  out += fmt::format("  {:<12} {:>10} {:>10} {:>9} {:>6}   (reference: {})\n", "ceiling", "measured", "reference",
+                     "fraction", "floor", ref);
+  for (const auto& [key, c] : ceilings.items())
+    out += fmt::format("  {:<12} {:>10} {:>10} {:>9} {:>6}   {}\n", key, number(field(c, "measured"), "{:.4g}"),
+                       number(field(c, "reference"), "{:.4g}"), number(field(c, "fraction"), "{:.2f}"),
+                       number(field(c, "floor"), "{:.2f}"), str(c, "unit"));
+  return out;
+}
+
 }  // namespace
 
 std::string render_terminal(const json& r, bool colour, const std::string& python_path) {
@@ -60,6 +86,7 @@ std::string render_terminal(const json& r, bool colour, const std::string& pytho
   if (field(r, "host").is_object()) out += host_line(field(r, "host"));
   for (const auto& l : field(r, "layers"))
     if (str(l, "status") != "not_run") out += layer_line(l, colour);
+  if (field(r, "timing").is_object()) out += timing_lines(field(r, "timing"));
 
   const bool passed = str(r, "status") == "passed";
   const std::string verdict = fmt::format("{} (exit {})", str(r, "code"), r.value("exit_code", -1));

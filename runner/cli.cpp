@@ -135,6 +135,12 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       if (auto e = value(&v)) return *e;
       if (v.empty()) return UsageError{fmt::format("{} needs a path", arg)};
       (arg == "--model" ? o.model : arg == "--input" ? o.input : o.bundle) = v;
+    } else if (arg == "--min-bandwidth-fraction" || arg == "--min-matmul-fraction") {
+      if (auto e = value(&v)) return *e;
+      double f = 0;
+      if (!parse_seconds(v, &f) || f < 0 || f > 1)
+        return UsageError{fmt::format("{} must be a fraction from 0 to 1, not '{}'", arg, v)};
+      (arg == "--min-bandwidth-fraction" ? o.min_bandwidth_fraction : o.min_matmul_fraction) = f;
     } else if (arg == "--inject-fault") {
       if (auto e = value(&v)) return *e;
       if (std::find(kFaults.begin(), kFaults.end(), v) == kFaults.end())
@@ -187,6 +193,11 @@ std::vector<std::string> worker_arguments(const Options& o, int event_fd) {
   if (!o.run_id.empty()) a.insert(a.end(), {"--kd-run-id", o.run_id});
   if (!o.layers.empty()) a.insert(a.end(), {"--layers", fmt::format("{}", fmt::join(o.layers, ","))});
   if (!o.fault.empty()) a.insert(a.end(), {"--inject-fault", o.fault});
+  // "{}" prints the shortest form that reads back as the same double.
+  if (o.min_bandwidth_fraction != kDefaultMinBandwidthFraction)
+    a.insert(a.end(), {"--min-bandwidth-fraction", fmt::format("{}", o.min_bandwidth_fraction)});
+  if (o.min_matmul_fraction != kDefaultMinMatmulFraction)
+    a.insert(a.end(), {"--min-matmul-fraction", fmt::format("{}", o.min_matmul_fraction)});
   if (o.python) a.insert(a.end(), {"--python", *o.python});
   if (o.model) a.insert(a.end(), {"--model", *o.model, "--input", *o.input});
   a.insert(a.end(), o.gtest_args.begin(), o.gtest_args.end());
@@ -209,9 +220,14 @@ Options:
                         rules as --output), e.g. for $GITHUB_STEP_SUMMARY
   --layers L1,L3        run only these layers (or choose tests with --gtest_filter);
                         "app" means L1-L4: the fixed check, then the application layer
-  --full                run every layer (L4 included)
+  --full                run every layer (L4 and L6 included)
   --model FILE          L4: also check your TorchScript model (implies --layers app)
   --input SPEC.json     L4: its inputs (names, shapes, dtypes, ranges) and output contract
+  --min-bandwidth-fraction F
+                        L6: fail (16) when the copy bandwidth is below F of the
+                        device's reference figure, 0 to 1 (default 0.6)
+  --min-matmul-fraction F
+                        L6: the same for the matrix products (default 0.5)
   --bundle DIR          also write the result bundle into DIR, a new folder (exit 12 if it exists)
   --host-check          also report what nvidia-smi sees (driver, memory; at most 3 s)
   --python PATH         also check that this interpreter imports torch (layer L1)
@@ -223,7 +239,8 @@ Options:
 Exit codes: 0 passed, 2 usage error, 3 LibTorch missing, 4 LibTorch fails to load,
 5 no GPU backend in the build, 6 GPU unavailable, 7 device index invalid,
 8 wrong result, 9 out of memory / runtime error, 10 timeout, 11 worker failed,
-12 report not written, 13 model not loaded, 14 application contract broken.
+12 report not written, 13 model not loaded, 14 application contract broken,
+16 performance below the floor (L6).
 )";
 }
 

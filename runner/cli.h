@@ -8,6 +8,8 @@
 
 namespace kd {
 
+inline constexpr double kDefaultMinBandwidthFraction = 0.6, kDefaultMinMatmulFraction = 0.5;
+
 struct Options {
   std::string device = "cuda";  // "cuda" or "cpu"; never falls back silently
   int device_index = 0;
@@ -21,6 +23,10 @@ struct Options {
   std::optional<std::string> model;    // L4: the user's TorchScript model
   std::optional<std::string> input;    // L4: its input spec and output contract (JSON)
   std::optional<std::string> bundle;   // a new folder for the result bundle
+  // L6: below these fractions of the device's reference figures a ceiling fails (code 16).
+  // Defaults sit well under what healthy cards reach (README "Layer L6").
+  double min_bandwidth_fraction = kDefaultMinBandwidthFraction;
+  double min_matmul_fraction = kDefaultMinMatmulFraction;
   std::string fault;                   // test-only fault injection; "" when off
   bool in_process = false;             // debug: run the tests in this process (no timeout)
   int worker_fd = -1;                  // internal: this process is the worker, events go to this fd

@@ -14,6 +14,7 @@
 #include "fixtures/app_contract.h"
 #include "fixtures/layer_test.h"
 #include "runner/event_channel.h"
+#include "suites/embeddings_input.h"
 
 namespace kd {
 namespace {
@@ -62,16 +63,7 @@ struct ScratchFolder {
 KD_LAYER(4, L4_App, "application", false);
 
 KD_STEP(4, L4_App, Embeddings, "L4.embeddings", "L3.synchronize") {
-  kd_app_embed_in in{};
-  in.on_gpu = !ctx.cpu_mode();
-  in.index = ctx.device_index();
-  const int64_t ids[] = {101, 102, 103, 104, 105, 106, 107, 108};
-  const int lengths[] = {5, 64, 17, 1, 33, 64, 9, 48};  // varied, up to the maximum 64
-  in.count = 8;
-  std::copy(ids, ids + 8, in.ids);
-  std::copy(lengths, lengths + 8, in.lengths);
-  in.batch_size = 4;
-  in.rebatch_size = 3;
+  const kd_app_embed_in in = embeddings_input(!ctx.cpu_mode(), ctx.device_index());
   auto out = std::make_unique<kd_app_embed_out>();
   const kd_status s = ctx.probe->app_embeddings(&in, out.get());
   if (s.kind != KD_OK) return backend_failure(s);

@@ -5,7 +5,7 @@
 namespace kd {
 namespace {
 
-constexpr std::array<CodeInfo, 17> kCodes{{
+constexpr std::array<CodeInfo, 18> kCodes{{
     {Code::GpuCheckPassed, "GPU_CHECK_PASSED", 0, "product and gradient confirmed on the selected GPU",
      "move to a small input of the application"},
     {Code::CpuCheckPassed, "CPU_CHECK_PASSED", 0, "confirmed on the CPU only (explicitly requested)",
@@ -36,6 +36,9 @@ constexpr std::array<CodeInfo, 17> kCodes{{
      "check the path and permissions; export it with torch.jit.save (TorchScript)"},
     {Code::AppCheckFailed, "APP_CHECK_FAILED", 14, "an application workload broke its output contract",
      "read which rule and which output; fix the model or the contract before increasing load"},
+    {Code::PerformanceBelowFloor, "PERFORMANCE_BELOW_FLOOR", 16,
+     "a device ceiling (copy bandwidth or matrix product) is below the floor fraction of its reference",
+     "check clocks, power and thermal limits, other processes on the GPU, and the PCIe/NVLink state; then rerun"},
 }};
 
 }  // namespace

@@ -24,6 +24,7 @@ enum class Code {
   OutputWriteFailed,
   ModelLoadFailed,  // L4: the user's model is missing, unreadable or not a model
   AppCheckFailed,   // L4: an application workload broke its output contract
+  PerformanceBelowFloor,  // L6: a device ceiling measured below the run's floor fraction of its reference
 };
 
 struct CodeInfo {

@@ -87,6 +87,12 @@ std::optional<Hint> find_hint(Code code, const std::string& m, const HintContext
   if (code == Code::AppCheckFailed && has(m, "rule 'finite'"))
     return Hint{"the model produced NaN or infinity on this input",
                 "check the input ranges in the spec against what the model expects, and the model's numerics"};
+  if (code == Code::PerformanceBelowFloor)
+    return Hint{has(m, "copy") ? "the device moves memory slower than its datasheet figure allows for a healthy card"
+                               : "the device multiplies matrices slower than its datasheet figure allows for a healthy card",
+                "look for throttling (`nvidia-smi -q -d PERFORMANCE,CLOCK,POWER`: power cap, thermal, clocks held low) "
+                "and other processes on the GPU (`nvidia-smi`), then rerun; a repeat below the floor is a hardware or "
+                "configuration question for the machine's owner"};
   if (c.arch_supported == false && c.stage.rfind("L3.", 0) == 0) return arch_hint(c);
   return std::nullopt;
 }

@@ -125,7 +125,22 @@ INSTANTIATE_TEST_SUITE_P(
                     BadCase{{"--in-process=yes"}, {"--in-process"}},
                     BadCase{{"--host-check=yes"}, {"--host-check"}},
                     BadCase{{"--python"}, {"--python"}},
-                    BadCase{{"--python="}, {"--python"}}));
+                    BadCase{{"--python="}, {"--python"}},
+                    BadCase{{"--min-bandwidth-fraction", "1.1"}, {"--min-bandwidth-fraction", "'1.1'", "0 to 1"}},
+                    BadCase{{"--min-bandwidth-fraction=-0.1"}, {"--min-bandwidth-fraction", "'-0.1'"}},
+                    BadCase{{"--min-matmul-fraction", "half"}, {"--min-matmul-fraction", "'half'"}},
+                    BadCase{{"--min-matmul-fraction", "nan"}, {"--min-matmul-fraction", "'nan'"}},
+                    BadCase{{"--min-matmul-fraction"}, {"--min-matmul-fraction"}}));
+
+TEST(Cli, PerformanceFloorsDefaultAndAcceptZeroToOne) {
+  const Options d = parse_ok({});
+  EXPECT_EQ(d.min_bandwidth_fraction, 0.6);
+  EXPECT_EQ(d.min_matmul_fraction, 0.5);
+  const Options o = parse_ok({"--min-bandwidth-fraction", "0", "--min-matmul-fraction=1"});
+  EXPECT_EQ(o.min_bandwidth_fraction, 0.0);
+  EXPECT_EQ(o.min_matmul_fraction, 1.0);
+  EXPECT_EQ(parse_ok({"--min-matmul-fraction", "0.75"}).min_matmul_fraction, 0.75);
+}
 
 TEST(Cli, HostCheckAndPythonAreRecorded) {
   const Options o = parse_ok({"--host-check", "--python", "/usr/bin/python3"});
@@ -157,7 +172,8 @@ TEST(Cli, UsageTextListsEveryOptionAndExitCode) {
   const std::string text = usage_text();
   for (const char* want : {"--device cuda|cpu", "--device-index N", "--timeout S", "--output FILE", "--layers",
                            "--inject-fault", "--help", "5 to 120", "default 30", "12 report not written", "--full", "--model FILE",
-                           "--input SPEC.json", "--bundle DIR", "13 model", "14 application", "--summary-md FILE"})
+                           "--input SPEC.json", "--bundle DIR", "13 model", "14 application", "--summary-md FILE",
+                           "--min-bandwidth-fraction F", "--min-matmul-fraction F", "16 performance"})
     EXPECT_NE(text.find(want), std::string::npos) << want;
 }
 
@@ -173,6 +189,8 @@ void expect_worker_sees_the_same(const Options& user) {
   EXPECT_EQ(worker.model, user.model);
   EXPECT_EQ(worker.input, user.input);
   EXPECT_EQ(worker.run_id, user.run_id);
+  EXPECT_EQ(worker.min_bandwidth_fraction, user.min_bandwidth_fraction);
+  EXPECT_EQ(worker.min_matmul_fraction, user.min_matmul_fraction);
 }
 
 TEST(Cli, AppMeansTheFixedCheckThenL4AndFullMeansEveryLayer) {
@@ -209,6 +227,7 @@ TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {
   expect_worker_sees_the_same(parse_ok({"--device-index=5", "--gtest_filter=L2_*:L3_*", "--timeout", "60"}));
   expect_worker_sees_the_same(parse_ok({"--python", "python3", "--host-check"}));
   expect_worker_sees_the_same(parse_ok({"--model", "m.pt", "--input", "s.json", "--device", "cpu"}));
+  expect_worker_sees_the_same(parse_ok({"--min-bandwidth-fraction", "0.7", "--min-matmul-fraction", "0.123456789"}));
 }
 
 }  // namespace

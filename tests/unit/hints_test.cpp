@@ -29,6 +29,15 @@ TEST(Hints, ModelNotTorchScriptAndNonFiniteOutput) {
   EXPECT_EQ(cause(Code::AppCheckFailed, "rule 'shape', output 0: ..."), "");
 }
 
+TEST(Hints, PerformanceBelowFloorPointsAtThrottlingForCopyAndMatmul) {
+  const auto copy = find_hint(Code::PerformanceBelowFloor, "copy 1.2 TB/s is 0.25 of the H200's 4.8 TB/s, below the floor 0.6", {});
+  ASSERT_TRUE(copy.has_value());
+  EXPECT_NE(copy->cause.find("moves memory"), std::string::npos);
+  EXPECT_NE(copy->action.find("nvidia-smi -q -d PERFORMANCE"), std::string::npos);
+  EXPECT_NE(cause(Code::PerformanceBelowFloor, "bf16 matmul 300 TFLOP/s is 0.30 of the H200's 989.5 TFLOP/s, below the floor 0.5")
+                .find("multiplies matrices"), std::string::npos);
+}
+
 TEST(Hints, DriverTooOldNamesBothVersions) {
   HintContext c = cuda_context();
   c.driver_version = "535.104.05";

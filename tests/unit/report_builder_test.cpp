@@ -217,6 +217,19 @@ TEST(ReportBuilder, FactsLandInTheirPlace) {
   EXPECT_EQ(r["pytorch"]["visible_device_count"], 8);
 }
 
+TEST(ReportBuilder, TimingFactsLandUnderTimingAndTheFloorsAreRequested) {
+  EXPECT_TRUE(build({end(0, 0)})["timing"].is_null());  // L6 did not run
+  Options o;
+  o.min_bandwidth_fraction = 0.7;
+  const json r = build({fact("/timing/reference_device", "H200"),
+                        fact("/timing/ceilings/copy", {{"measured", 4.3}, {"unit", "TB/s"}}), end(0, 0)},
+                       exited(0), o);
+  EXPECT_EQ(r["timing"]["reference_device"], "H200");
+  EXPECT_EQ(r["timing"]["ceilings"]["copy"]["measured"], 4.3);
+  EXPECT_EQ(r["requested"]["min_bandwidth_fraction"], 0.7);
+  EXPECT_EQ(r["requested"]["min_matmul_fraction"], 0.5);
+}
+
 TEST(ReportBuilder, FactsOutsideTheAllowedSectionsAreIgnored) {
   const json plain = build({end(0, 0)});
   const json r = build({fact("/secret", "token-123"), fact("/secret/key", "token-123"), fact("/code", "GPU_CHECK_PASSED"),

@@ -19,6 +19,22 @@ TEST(TerminalReporter, FailureShowsVerdictStageCauseAndNextAction) {
   EXPECT_TRUE(contains(out, "  warning: test-only fault injection 'wrong-product'")) << out;
 }
 
+TEST(TerminalReporter, ShowsTheTimingAndOneLinePerCeilingWhenL6Ran) {
+  nlohmann::json r = passed_cpu_report();
+  EXPECT_FALSE(contains(render_terminal(r, false), "Timing:"));
+  r["timing"] = {{"segments", {{"load_ms", 1.5}, {"cold", {{"compute_ms", 12.0}}},
+                               {"warm", {{"n", 20}, {"compute_ms", {{"median", 0.42}, {"p95", 0.61}}}}}}},
+                 {"reference_device", "H200"},
+                 {"ceilings", {{"copy", {{"measured", 4.31}, {"reference", 4.8}, {"fraction", 0.898}, {"floor", 0.6}, {"unit", "TB/s"}}},
+                               {"matmul_bf16", {{"measured", 790.2}, {"reference", nullptr}, {"fraction", nullptr},
+                                                {"floor", 0.5}, {"unit", "TFLOP/s"}}}}}};
+  const std::string out = render_terminal(r, false);
+  EXPECT_EQ(line_starting(out, "Timing:"), "Timing: compute cold 12 ms, warm median 0.42 ms (p95 0.61, n 20); load 1.5 ms, apart") << out;
+  EXPECT_TRUE(contains(out, "(reference: H200)")) << out;
+  EXPECT_EQ(line_starting(out, "  copy "), "  copy               4.31        4.8      0.90   0.60   TB/s") << out;
+  EXPECT_EQ(line_starting(out, "  matmul_bf16"), "  matmul_bf16       790.2          -         -   0.50   TFLOP/s") << out;
+}
+
 TEST(TerminalReporter, ShowsTheHintsCauseHostAndPython) {
   nlohmann::json r = failed_report();
   r["error"]["cause"] = "the device's architecture (sm_90) is not in the build's compiled list (sm_80)";

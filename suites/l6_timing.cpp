@@ -1,0 +1,122 @@
+// L6 timing: the L4 embeddings workload timed properly (three segments, the cold run
+// apart), then the device's ceilings — copy bandwidth and large matrix products — against
+// its datasheet figures (verdict/device_ceilings). Off in a plain run; --layers L6 or --full.
+// Facts go under /timing.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "fixtures/layer_test.h"
+#include "suites/embeddings_input.h"
+#include "verdict/device_ceilings.h"
+#include "verdict/performance.h"
+
+namespace kd {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kWarmRuns = 20;
+
+Outcome backend_failure(const kd_status& s) {
+  return Outcome::fail(s.kind == KD_ERR_OUT_OF_MEMORY ? Code::OutOfMemory : Code::RuntimeError, s.message);
+}
+
+double round3(double x) { return std::round(x * 1000) / 1000; }
+
+json stat(const double* runs, int n) {
+  const std::vector<double> v(runs, runs + n);
+  return {{"median", round3(perf::median(v))}, {"p95", round3(perf::p95(v))}};
+}
+
+struct Ceiling {
+  int kind;
+  const char* key;   // under /timing/ceilings
+  const char* what;  // in the message
+};
+
+// The reference for one ceiling, or nullopt (unknown device, or a figure we are not sure of).
+std::optional<double> reference_for(const std::optional<DeviceCeilings>& dev, int kind) {
+  if (!dev) return std::nullopt;
+  switch (kind) {
+    case KD_CEILING_COPY: return dev->memory_tb_s;
+    case KD_CEILING_MATMUL_BF16: return dev->bf16_tflops;
+    case KD_CEILING_MATMUL_FP32: return dev->fp32_tflops;
+    default: return dev->tf32_tflops;
+  }
+}
+
+Outcome measure(WorkerContext& ctx, const Ceiling& c) {
+  if (ctx.cpu_mode()) return Outcome::not_applicable("not supported on CPU: the device ceilings are GPU measurements");
+  kd_device_props props{};
+  kd_status s = ctx.probe->device_props(ctx.device_index(), &props);
+  if (s.kind != KD_OK) return backend_failure(s);
+  const std::optional<DeviceCeilings> dev = find_ceilings(props.name);
+  ctx.fact("/timing/reference_device", dev ? json(std::string(dev->key)) : json());
+  auto out = std::make_unique<kd_ceiling_out>();
+  s = ctx.probe->ceiling(ctx.device_index(), c.kind, out.get());
+  if (s.kind != KD_OK) return backend_failure(s);
+  if (out->repeats < 1) return Outcome::fail(Code::RuntimeError, "the probe timed no repeat");
+  // Rates in TB/s or TFLOP/s: both are 1e12 per second.
+  std::vector<double> rates;
+  for (int i = 0; i < out->repeats; ++i) rates.push_back(out->work / out->seconds[i] / 1e12);
+  const double measured = perf::median(rates);
+  const bool copy = c.kind == KD_CEILING_COPY;
+  const double floor = copy ? ctx.options.min_bandwidth_fraction : ctx.options.min_matmul_fraction;
+  const std::string unit = copy ? "TB/s" : "TFLOP/s";
+  const std::optional<double> ref = reference_for(dev, c.kind);
+  const perf::Judged j = perf::judge(c.what, measured, ref, floor, unit, dev ? std::string(dev->key) : "device");
+  ctx.fact(std::string("/timing/ceilings/") + c.key,
+           {{"workload", out->desc}, {"measured", round3(measured)}, {"unit", unit}, {"reference", ref ? json(*ref) : json()},
+            {"fraction", j.fraction ? json(round3(*j.fraction)) : json()}, {"floor", floor}, {"repeats", out->repeats},
+            {"min", round3(*std::min_element(rates.begin(), rates.end()))},
+            {"max", round3(*std::max_element(rates.begin(), rates.end()))}});
+  return j.below_floor ? Outcome::fail(Code::PerformanceBelowFloor, j.message) : Outcome::pass();
+}
+
+}  // namespace
+
+KD_LAYER(6, L6_Timing, "timing", false);
+
+KD_STEP(6, L6_Timing, Segments, "L6.segments", "L3.synchronize") {
+  const kd_app_embed_in in = embeddings_input(!ctx.cpu_mode(), ctx.device_index());
+  auto out = std::make_unique<kd_timing_out>();
+  const kd_status s = ctx.probe->timing_segments(&in, 1 + kWarmRuns, out.get());
+  if (s.kind != KD_OK) return backend_failure(s);
+  const int warm = out->runs - 1;
+  const double* w_events = out->compute_event_ms + 1;
+  const bool events = !ctx.cpu_mode();
+  ctx.fact("/timing/segments",
+           {{"workload", out->desc},
+            {"load_ms", round3(out->load_ms)},
+            {"cold",
+             {{"prepare_ms", round3(out->prepare_ms[0])}, {"compute_ms", round3(out->compute_ms[0])},
+              {"compute_event_ms", events ? json(round3(out->compute_event_ms[0])) : json()},
+              {"write_ms", round3(out->write_ms[0])}}},
+            {"warm",
+             {{"n", warm}, {"prepare_ms", stat(out->prepare_ms + 1, warm)}, {"compute_ms", stat(out->compute_ms + 1, warm)},
+              {"compute_event_ms", events ? stat(w_events, warm) : json()}, {"write_ms", stat(out->write_ms + 1, warm)}}}});
+  return Outcome::pass();
+}
+
+KD_STEP(6, L6_Timing, CopyBandwidth, "L6.copy_bandwidth", "L3.synchronize") {
+  return measure(ctx, {KD_CEILING_COPY, "copy", "copy"});
+}
+
+KD_STEP(6, L6_Timing, MatmulBf16, "L6.matmul_bf16", "L3.synchronize") {
+  return measure(ctx, {KD_CEILING_MATMUL_BF16, "matmul_bf16", "bf16 matmul"});
+}
+
+KD_STEP(6, L6_Timing, MatmulFp32, "L6.matmul_fp32", "L3.synchronize") {
+  return measure(ctx, {KD_CEILING_MATMUL_FP32, "matmul_fp32", "fp32 matmul (TF32 off)"});
+}
+
+KD_STEP(6, L6_Timing, MatmulTf32, "L6.matmul_tf32", "L3.synchronize") {
+  return measure(ctx, {KD_CEILING_MATMUL_TF32, "matmul_tf32", "TF32 matmul"});
+}
+
+}  // namespace kd

@@ -1,0 +1,23 @@
+// Layer L6's arithmetic, torch-free and unit-tested: summaries of repeated timings and the
+// comparison of a measured figure with its reference and the run's floor.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kd::perf {
+
+double median(std::vector<double> v);  // 0 for an empty set
+double p95(std::vector<double> v);     // nearest rank; 0 for an empty set
+
+struct Judged {
+  std::optional<double> fraction;  // measured / reference; nullopt without a reference
+  bool below_floor = false;
+  std::string message;  // "copy 1.2 TB/s is 0.25 of the H200's 4.8 TB/s, below the floor 0.6"
+};
+
+// what: "copy", "bf16 matmul"; device: the reference's key ("H200"); unit: "TB/s", "TFLOP/s".
+Judged judge(const std::string& what, double measured, std::optional<double> reference, double floor,
+             const std::string& unit, const std::string& device);
+
+}  // namespace kd::perf
