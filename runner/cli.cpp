@@ -154,6 +154,10 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       long n = 0;
       if (!parse_int(v, 65535, &n)) return UsageError{"--kd-worker-fd is internal"};
       o.worker_fd = static_cast<int>(n);
+    } else if (arg == "--kd-batch-job") {
+      if (auto e = value(&v)) return *e;
+      if (v.empty() || v[0] != '/') return UsageError{"--kd-batch-job is internal"};
+      o.batch_job = v;
     } else if (arg == "--kd-run-id") {
       if (auto e = value(&v)) return *e;
       if (v.empty() || v.size() > 64 || v.find_first_not_of("0123456789abcdef") != std::string::npos)

@@ -1,10 +1,12 @@
 // kernodeck-diagnostic: one entry point for users, ctest and --gtest_filter alike.
-// Without --kd-worker-fd this process supervises; with it, it is the worker.
+// Without --kd-worker-fd this process supervises; with it, it is the worker; with --kd-batch-job,
+// L4's batch job.
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "fixtures/layer_test.h"
+#include "runner/batch_job.h"
 #include "runner/cli.h"
 #include "runner/supervisor.h"
 #include "runner/worker.h"
@@ -23,6 +25,7 @@ int main(int argc, char** argv) {
     return kd::exit_code(kd::Code::UsageError);
   }
   const kd::Options& options = std::get<kd::Options>(parsed);
+  if (options.batch_job) return kd::run_batch_job(options);  // started by L4's stop/resume step
   if (options.worker_fd >= 0) return kd::run_worker(options, argv[0], kd::events::fd_sink(options.worker_fd));
   if (options.has_gtest_flag("list_tests")) return kd::run_worker(options, argv[0], nullptr);  // lists, runs nothing
   return kd::supervise(options, kd::self_executable());

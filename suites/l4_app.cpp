@@ -2,10 +2,7 @@
 // characteristics, against a written contract. Off in a plain run; --layers app or --full.
 // Built-in workloads: embeddings and one training step; with --model/--input, the user's
 // TorchScript model. Facts go under /app; only shapes, dtypes and devices, never data.
-#include <stdlib.h>
-
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <memory>
 
@@ -13,6 +10,7 @@
 
 #include "fixtures/app_contract.h"
 #include "fixtures/layer_test.h"
+#include "fixtures/scratch_folder.h"
 #include "runner/event_channel.h"
 #include "suites/embeddings_input.h"
 
@@ -32,31 +30,6 @@ Outcome broken(const app::Violation& v) {
   return Outcome::fail(Code::AppCheckFailed, fmt::format("rule '{}', {}: {}", v.rule, v.output, v.message));
 }
 
-app::Embeddings collect(const kd_app_embed_in& in, const kd_app_embed_out& out) {
-  app::Embeddings e;
-  e.input_ids.assign(in.ids, in.ids + in.count);
-  e.output_ids.assign(out.ids, out.ids + out.count);
-  e.dim = out.dim;
-  e.expected_dim = kExpectedDim;
-  const size_t n = static_cast<size_t>(out.count) * static_cast<size_t>(out.dim);
-  e.device.assign(out.device, out.device + n);
-  e.reference.assign(out.reference, out.reference + n);
-  e.rebatched.assign(out.rebatched, out.rebatched + n);
-  return e;
-}
-
-// A folder the run creates for its files, removed afterwards whatever happens.
-struct ScratchFolder {
-  std::string path;
-  ScratchFolder() {
-    std::string t = (std::filesystem::temp_directory_path() / "kd-train-XXXXXX").string();
-    if (::mkdtemp(t.data())) path = t;
-  }
-  ~ScratchFolder() {
-    std::error_code ec;
-    if (!path.empty()) std::filesystem::remove_all(path, ec);
-  }
-};
 
 }  // namespace
 
@@ -67,7 +40,7 @@ KD_STEP(4, L4_App, Embeddings, "L4.embeddings", "L3.synchronize") {
   auto out = std::make_unique<kd_app_embed_out>();
   const kd_status s = ctx.probe->app_embeddings(&in, out.get());
   if (s.kind != KD_OK) return backend_failure(s);
-  const app::Embeddings e = collect(in, *out);
+  const app::Embeddings e = app::embeddings_from_probe(in, *out, kExpectedDim);
   const auto v = app::check_embeddings(e, kTolerance);
   const size_t n = e.device.size();
   ctx.fact("/app/embeddings",
@@ -83,7 +56,7 @@ KD_STEP(4, L4_App, Embeddings, "L4.embeddings", "L3.synchronize") {
 }
 
 KD_STEP(4, L4_App, TrainingStep, "L4.training", "L3.synchronize") {
-  ScratchFolder folder;
+  ScratchFolder folder("kd-train");
   if (folder.path.empty()) return Outcome::fail(Code::RuntimeError, "cannot create a scratch folder for the training state");
   kd_app_train_out out{};
   const kd_status s = ctx.probe->app_training(!ctx.cpu_mode(), ctx.device_index(), folder.path.c_str(), &out);

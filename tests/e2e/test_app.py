@@ -27,6 +27,24 @@ class AppLayer(DiagnosticTest):
         self.assertGreater(tr["state_bytes"], 0)
         self.assertIn("[       OK ] L4_App.Embeddings", r.stdout)
 
+    def test_stop_and_resume_keeps_every_id_once(self):
+        r = self.run_kd("--device", "cpu", "--layers", "app")
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        sr = r.report["app"]["stop_resume"]
+        self.assertEqual((sr["items"], sr["batch_size"], sr["batches"], sr["contract"]), (64, 8, 8, "passed"))
+        term, kill, last = sr["runs"]
+        # SIGTERM really reached the job mid-run: it finished the batch in progress, committed, exited 75.
+        self.assertEqual((term["signal"], term["started_at"], term["exit"], term["uncommitted_bytes"]),
+                         ("SIGTERM", 0, "exit status 75", 0))
+        self.assertTrue(3 <= term["sent_after"] and term["ended_at"] == term["sent_after"] + 1 < 8)
+        # SIGKILL while a later batch's records were on disk but not committed: the resume cuts them off.
+        self.assertEqual((kill["signal"], kill["started_at"], kill["exit"]), ("SIGKILL", term["ended_at"], "killed by signal 9"))
+        self.assertTrue(5 <= kill["sent_after"] == kill["ended_at"] < 8)
+        self.assertGreater(kill["uncommitted_bytes"], 0)
+        self.assertEqual((last["signal"], last["started_at"], last["ended_at"], last["exit"], last["uncommitted_bytes"]),
+                         (None, kill["ended_at"], 8, "exit status 0", 0))
+        self.assertIn("[       OK ] L4_App.StopResume", r.stdout)
+
     def test_l4_alone_runs_what_it_needs(self):
         r = self.run_kd("--device", "cpu", "--layers", "L4")
         self.assertVerdict(r, "CPU_CHECK_PASSED", 0)

@@ -29,7 +29,7 @@ class Bundle(DiagnosticTest):
         self.assertTrue(bundled["requested"]["bundle"])
         self.assertIn("<file>", json.loads(text["command.json"])["arguments"])
         steps = json.loads(text["steps.json"])
-        self.assertEqual(steps["last_successful_step"], {"layer": "L4", "test": "ModelContract"})
+        self.assertEqual(steps["last_successful_step"], {"layer": "L4", "test": "StopResume"})  # the last L4 step
         self.assertIsNone(steps["first_error"])
         self.assertEqual(json.loads(text["input.json"])["spec"]["inputs"][0]["shape"], [4, 8])
         self.assertIsNone(json.loads(text["memory.json"])["observations"])

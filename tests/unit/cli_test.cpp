@@ -220,6 +220,14 @@ TEST(Cli, TheRunIdReachesTheWorkerAndIsHexOnly) {
   EXPECT_TRUE(std::holds_alternative<UsageError>(parse_command_line({"--kd-run-id", "../x"}, {"L1"})));
 }
 
+TEST(Cli, TheBatchJobFolderIsAbsoluteAndNeverReachesTheWorker) {
+  const Options o = parse_ok({"--kd-batch-job", "/tmp/kd-resume-x", "--device", "cpu"});
+  EXPECT_EQ(o.batch_job, "/tmp/kd-resume-x");
+  const auto w = worker_arguments(o, 3);
+  EXPECT_EQ(std::find(w.begin(), w.end(), "--kd-batch-job"), w.end());  // the worker is never a batch job
+  EXPECT_TRUE(std::holds_alternative<UsageError>(parse_command_line({"--kd-batch-job", "rel/dir"}, {"L1"})));
+}
+
 TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {
   expect_worker_sees_the_same(parse_ok({}));
   expect_worker_sees_the_same(parse_ok({"--device=cpu", "--device-index", "2", "--layers", "L3,L1",

@@ -1,0 +1,115 @@
+#include "batch_job.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "fixtures/app_contract.h"
+#include "fixtures/probe_loader.h"
+#include "fixtures/resume_check.h"
+
+namespace kd {
+namespace {
+
+volatile sig_atomic_t g_stop_requested = 0;
+void request_stop(int) { g_stop_requested = 1; }
+
+int fail(const std::string& what, int code = 1) {
+  std::fprintf(stderr, "kd-batch-job: %s\n", what.c_str());
+  return code;
+}
+
+bool write_all(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// The records go out in 64-byte pieces, as a buffered writer's flushes would, a moment apart:
+// a batch's writes take time like real work's, and a kill can cut a record in two.
+bool write_in_pieces(int fd, const std::string& s) {
+  for (size_t at = 0; at < s.size(); at += 64) {
+    if (!write_all(fd, s.data() + at, std::min<size_t>(64, s.size() - at))) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return ::fsync(fd) == 0;
+}
+
+// Written aside, fsynced, renamed over the old one, the folder fsynced: never half a checkpoint.
+bool commit(const std::string& dir, const resume::Checkpoint& c) {
+  const std::string tmp = dir + "/checkpoint.json.tmp", text = resume::checkpoint_text(c);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  const bool ok = write_all(fd, text.data(), text.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), (dir + "/checkpoint.json").c_str()) != 0) return false;
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) ::fsync(dfd), ::close(dfd);
+  return true;
+}
+
+}  // namespace
+
+int run_batch_job(const Options& options) {
+  struct sigaction sa {};
+  sa.sa_handler = request_stop;
+  sa.sa_flags = SA_RESTART;
+  ::sigaction(SIGTERM, &sa, nullptr);
+
+  const std::string dir = *options.batch_job;
+  resume::Checkpoint cp;
+  if (std::ifstream in(dir + "/checkpoint.json"); in) {
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto parsed = resume::parse_checkpoint(text.str());
+    if (!parsed) return fail("the checkpoint is unreadable");
+    cp = *parsed;
+  }
+  const ProbeLoad probe = load_probe(default_probe_path());
+  if (!probe.probe) return fail(probe.message, 3);
+
+  const int fd = ::open((dir + "/records.jsonl").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0 || ::ftruncate(fd, cp.bytes) != 0 || ::lseek(fd, cp.bytes, SEEK_SET) != cp.bytes)
+    return fail("cannot open the records at the checkpoint");
+  auto out = std::make_unique<kd_app_embed_out>();
+  for (int batch = cp.batches_done; batch < resume::kItems / resume::kBatchSize; ++batch) {
+    kd_app_embed_in in{};
+    in.on_gpu = !options.cpu_mode();
+    in.index = options.device_index;
+    in.count = in.batch_size = in.rebatch_size = resume::kBatchSize;
+    for (int i = 0; i < in.count; ++i) {
+      in.ids[i] = int64_t{batch} * resume::kBatchSize + i;
+      in.lengths[i] = 1 + static_cast<int>(in.ids[i] * 37 % 64);
+    }
+    const kd_status s = probe.probe->app_embeddings(&in, out.get());
+    if (s.kind != KD_OK) return fail(s.message, 9);
+    const app::Embeddings e = app::embeddings_from_probe(in, *out, resume::kDim);
+    if (const auto v = app::check_embeddings(e, app::Tolerance{})) return fail("batch contract: " + v->rule, 14);
+    std::string records;
+    for (int i = 0; i < out->count; ++i) {
+      double sum = 0;  // the record's value: the sum of the id's vector as the device computed it
+      for (int d = 0; d < out->dim; ++d) sum += out->device[i * out->dim + d];
+      records += resume::record_line(out->ids[i], batch, sum);
+    }
+    if (!write_in_pieces(fd, records)) return fail("cannot write the records");
+    cp = {batch + 1, cp.records + out->count, cp.bytes + static_cast<int64_t>(records.size())};
+    if (!commit(dir, cp)) return fail("cannot commit the checkpoint");
+    if (g_stop_requested && cp.batches_done < resume::kItems / resume::kBatchSize) return kBatchJobStopped;
+  }
+  ::close(fd);
+  return 0;
+}
+
+}  // namespace kd

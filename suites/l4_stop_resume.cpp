@@ -1,0 +1,173 @@
+// L4 clean stop and resume: the batch job (runner/batch_job.h) runs as a child process and is
+// stopped for real — SIGTERM after kStopAfter batches (it finishes the batch in progress), then
+// SIGKILL while a later batch's records are being written — and resumed each time; at the end every
+// id must be present exactly once, no record torn, the checkpoint covering the file (resume_check.h).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "fixtures/layer_test.h"
+#include "fixtures/resume_check.h"
+#include "fixtures/scratch_folder.h"
+#include "runner/batch_job.h"
+
+namespace kd {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kStopAfter = 3, kKillAfter = 5, kBatches = resume::kItems / resume::kBatchSize;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Job {
+  std::string dir;
+  resume::Checkpoint committed() const {  // batches done so far (none before the first commit)
+    return resume::parse_checkpoint(read_file(dir + "/checkpoint.json")).value_or(resume::Checkpoint{});
+  }
+  int64_t written() const {  // bytes of records on disk, committed or not
+    struct stat st {};
+    return ::stat((dir + "/records.jsonl").c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+  }
+  std::string last_log_line() const {
+    std::string log = read_file(dir + "/job.log");
+    while (!log.empty() && log.back() == '\n') log.pop_back();
+    return log.substr(log.rfind('\n') == std::string::npos ? 0 : log.rfind('\n') + 1);
+  }
+};
+
+// This executable as the batch job; it stays in the worker's process group, so a timeout ends it too.
+pid_t start(const WorkerContext& ctx, const Job& job) {
+  std::vector<std::string> args = {"/proc/self/exe", "--kd-batch-job", job.dir, "--device", ctx.options.device,
+                                   "--device-index", std::to_string(ctx.device_index())};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::string log = job.dir + "/job.log";
+  const pid_t pid = ::fork();
+  if (pid == 0) {  // only async-signal-safe calls until exec: the worker has LibTorch's threads
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
+    if (ctx.options.worker_fd >= 0) ::close(ctx.options.worker_fd);  // the event pipe is the worker's alone
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Past `after` batches and in the middle of the next one: some of its records on disk, not yet committed.
+bool mid_batch(const Job& job, int after) {
+  const resume::Checkpoint c = job.committed();
+  return c.batches_done >= after && job.written() > c.bytes;
+}
+
+// Polls until `ready` holds (nullopt) or the job has exited (its wait status).
+std::optional<int> wait_until(pid_t pid, const std::function<bool()>& ready) {
+  for (;;) {
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) return status;
+    if (ready()) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+std::string how_it_ended(int status) {
+  if (WIFSIGNALED(status)) return fmt::format("killed by signal {}", WTERMSIG(status));
+  return fmt::format("exit status {}", WEXITSTATUS(status));
+}
+
+Outcome broken(const std::string& rule, const std::string& output, const std::string& message) {
+  return Outcome::fail(Code::AppCheckFailed, fmt::format("rule '{}', {}: {}", rule, output, message));
+}
+
+}  // namespace
+
+KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
+  ScratchFolder folder("kd-resume");
+  if (folder.path.empty()) return Outcome::fail(Code::RuntimeError, "cannot create a scratch folder for the batch job");
+  const Job job{folder.path};
+  json runs = json::array();
+  auto report = [&](const std::string& contract) {
+    ctx.fact("/app/stop_resume", {{"items", resume::kItems}, {"batch_size", resume::kBatchSize}, {"batches", kBatches},
+                                  {"runs", runs}, {"contract", contract}});
+  };
+  // A run the job should not have ended the way it did: the job's own last words, when it failed.
+  auto unexpected = [&](const std::string& what, int status) {
+    report("stop");
+    const std::string log = job.last_log_line();
+    const bool job_failed = WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != kBatchJobStopped;
+    if (job_failed) return Outcome::fail(Code::RuntimeError, fmt::format("the batch job failed ({}): {}", how_it_ended(status), log));
+    return broken("stop", what, fmt::format("the job ended with {} after {} of {} batches", how_it_ended(status),
+                                            job.committed().batches_done, kBatches));
+  };
+
+  // 1. SIGTERM in the middle of the batch after kStopAfter: a clean stop finishes that batch and commits it.
+  pid_t pid = start(ctx, job);
+  if (pid < 0) return Outcome::fail(Code::RuntimeError, "cannot start the batch job");
+  if (auto ended = wait_until(pid, [&] { return mid_batch(job, kStopAfter); }))
+    return unexpected("SIGTERM", *ended);
+  int sent_after = job.committed().batches_done;
+  ::kill(pid, SIGTERM);
+  int status = wait_exit(pid);
+  resume::Checkpoint cp = job.committed();
+  runs.push_back({{"signal", "SIGTERM"}, {"started_at", 0}, {"sent_after", sent_after}, {"ended_at", cp.batches_done},
+                  {"exit", how_it_ended(status)}, {"uncommitted_bytes", job.written() - cp.bytes}});
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != kBatchJobStopped) return unexpected("SIGTERM", status);
+  if (job.written() != cp.bytes || cp.batches_done != sent_after + 1)
+    return broken("clean_stop", "SIGTERM", fmt::format("the batch in progress was not finished and committed ({} bytes past "
+                                                       "checkpoint {})", job.written() - cp.bytes, cp.batches_done));
+
+  // 2. Resumed, then SIGKILL while a batch after kKillAfter is being written: no chance to finish it.
+  const int resumed = cp.batches_done;
+  pid = start(ctx, job);
+  if (auto ended = wait_until(pid, [&] { return mid_batch(job, kKillAfter); }))
+    return unexpected("SIGKILL", *ended);
+  sent_after = job.committed().batches_done;
+  ::kill(pid, SIGKILL);
+  status = wait_exit(pid);
+  cp = job.committed();
+  const std::string on_disk = read_file(job.dir + "/records.jsonl");
+  runs.push_back({{"signal", "SIGKILL"}, {"started_at", resumed}, {"sent_after", sent_after}, {"ended_at", cp.batches_done},
+                  {"exit", how_it_ended(status)}, {"uncommitted_bytes", static_cast<int64_t>(on_disk.size()) - cp.bytes},
+                  {"torn_tail", !on_disk.empty() && on_disk.back() != '\n'}});
+  if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) return unexpected("SIGKILL", status);
+
+  // 3. Resumed to the end: it cuts the file back to the checkpoint, then does the remaining batches.
+  pid = start(ctx, job);
+  const int last_start = cp.batches_done;
+  status = wait_exit(pid);
+  cp = job.committed();
+  runs.push_back({{"signal", nullptr}, {"started_at", last_start}, {"sent_after", nullptr}, {"ended_at", cp.batches_done},
+                  {"exit", how_it_ended(status)}, {"uncommitted_bytes", job.written() - cp.bytes}});
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return unexpected("resume", status);
+
+  const auto v = resume::verify(read_file(job.dir + "/records.jsonl"), resume::parse_checkpoint(read_file(job.dir + "/checkpoint.json")),
+                                resume::kItems);
+  report(v ? v->rule : "passed");
+  return v ? broken(v->rule, v->output, v->message) : Outcome::pass();
+}
+
+}  // namespace kd
