@@ -17,10 +17,27 @@ inline kd_status ok_status() {
   return s;
 }
 
+// The line that says what went wrong: the first, except for TorchScript, whose first line only
+// says that the interpreter failed and whose last "...Error: ..." line says why.
+inline std::string summary_line(const std::string& text) {
+  const std::string first = text.substr(0, text.find('\n'));
+  if (first.rfind("The following operation failed in the TorchScript interpreter", 0) != 0) return first;
+  std::string why;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    const size_t colon = line.find("Error: ");
+    if (colon != std::string::npos && line.find(' ') > colon) why = line;  // "RuntimeError: ..." at the line's start
+    start = end + 1;
+  }
+  return why.empty() ? first : why;
+}
+
 inline kd_status make_status(int kind, const std::string& text) {
   kd_status s{};
   s.kind = kind;
-  const std::string first = text.substr(0, text.find('\n'));
+  const std::string first = summary_line(text);
   std::strncpy(s.message, first.c_str(), sizeof(s.message) - 1);
   return s;
 }

@@ -53,6 +53,8 @@ def main():
     ap.add_argument("--model-dir")
     ap.add_argument("--make-inputs", action="store_true")
     ap.add_argument("--pack")
+    ap.add_argument("--trace-device", default="cpu",
+                    help="device to trace on: a trace keeps the devices of the tensors it creates, so trace where it will run")
     a = ap.parse_args()
     model, model_dir = load(a.model_dir)
     if a.pack:
@@ -74,10 +76,11 @@ def main():
         sys.exit("the tokenizer no longer gives the stored ids: rerun with --make-inputs and review the diff")
     with torch.inference_mode():
         reference = model.encode(inputs["sentences"], convert_to_tensor=True, batch_size=len(inputs["sentences"]))
-    wrapper = SentenceEmbedding(model[0].auto_model).eval()
+    dev = torch.device(a.trace_device)
+    wrapper = SentenceEmbedding(model[0].auto_model.to(dev)).eval()
     with torch.no_grad():
-        traced = torch.jit.trace(wrapper, (ids, mask), strict=False)
-        ours = traced(ids, mask)
+        traced = torch.jit.trace(wrapper, (ids.to(dev), mask.to(dev)), strict=False)
+        ours = traced(ids.to(dev), mask.to(dev)).cpu()
     cos = torch.nn.functional.cosine_similarity(ours, reference, dim=1)
     if cos.min().item() < MIN_COSINE:
         sys.exit(f"the traced model differs from sentence-transformers in Python: min cosine {cos.min().item()}")

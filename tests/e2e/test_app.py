@@ -107,6 +107,12 @@ class UserModel(DiagnosticTest):
         r = self.run_model(os.path.join(self.dir, "none.pt"))
         self.assertEqual([m["name"] for m in r.report["markers"]], ["read_parameters", "load_library"])
 
+    def test_a_model_failing_at_run_time_names_the_interpreters_error(self):
+        r = self.run_model(os.path.join(DATA, "failing_model.pt"))
+        self.assertVerdict(r, "RUNTIME_ERROR", 9, "L4.model_run")
+        # TorchScript's first line only says that the interpreter failed; the report carries why.
+        self.assertEqual(r.report["error"]["message"], "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 3x3)")
+
     def assertModelLoadFailed(self, r, which):
         self.assertVerdict(r, "MODEL_LOAD_FAILED", 13, "L4.model_load")
         self.assertTrue(r.report["error"]["message"].startswith(which), r.report["error"]["message"])
