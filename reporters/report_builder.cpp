@@ -44,22 +44,44 @@ json skeleton(const RunRecord& run) {
   };
 }
 
-// Facts land only where the report has a place for them: nothing else can slip in.
+// Worker events are checked, not trusted (a worker may be broken): a field of the wrong
+// type reads as absent instead of throwing in the supervisor.
+std::string text(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+json number(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? *it : json(0);
+}
+
+bool is_scalar(const json& v) { return v.is_null() || v.is_boolean() || v.is_number() || v.is_string(); }
+
+json redacted(json v) {
+  if (v.is_string()) return redact(v.get<std::string>());
+  if (v.is_object())
+    for (auto& [k, item] : v.items())
+      if (item.is_string()) item = redact(item.get<std::string>());
+  return v;
+}
+
+// Facts land only where the report has a place for them: a field the report already has
+// ("/pytorch/version") takes a plain value, and "/device" an object of plain values.
 void apply_fact(json* report, const json& ev) {
-  static const std::set<std::string> kAllowed = {"runtime", "pytorch", "device", "execution"};
-  const std::string path = ev.value("path", "");
-  const size_t second = path.find('/', 1);
-  if (path.empty() || path[0] != '/' || !kAllowed.count(path.substr(1, second == std::string::npos ? std::string::npos : second - 1)))
+  static const std::set<std::string> kSections = {"runtime", "pytorch", "execution"};
+  const std::string path = text(ev, "path");
+  const json value = ev.contains("value") ? ev["value"] : json();
+  if (path == "/device") {
+    if (!value.is_object()) return;
+    for (const auto& item : value) if (!is_scalar(item)) return;
+    (*report)["device"] = redacted(value);
     return;
-  json value = ev.contains("value") ? ev["value"] : json();
-  if (value.is_string()) value = redact(value.get<std::string>());
-  if (value.is_object())
-    for (auto& [k, v] : value.items())
-      if (v.is_string()) v = redact(v.get<std::string>());
-  try {
-    (*report)[json::json_pointer(path)] = value;
-  } catch (const json::exception&) {  // a malformed pointer is dropped, not fatal
   }
+  const size_t slash = path.find('/', 1);
+  if (path.empty() || path[0] != '/' || slash == std::string::npos || !is_scalar(value)) return;
+  const std::string section = path.substr(1, slash - 1), key = path.substr(slash + 1);
+  if (!kSections.count(section) || !(*report)[section].contains(key)) return;
+  (*report)[section][key] = redacted(value);
 }
 
 json layers_section(const std::vector<LayerInfo>& layers, const std::vector<json>& events) {
@@ -68,12 +90,11 @@ json layers_section(const std::vector<LayerInfo>& layers, const std::vector<json
     json tests = json::array();
     std::set<std::string> statuses;
     for (const auto& ev : events) {
-      if (ev.value("ev", "") != "test_end" || ev.value("suite", "") != l.suite) continue;
-      json t = {{"name", ev.value("test", "")}, {"status", ev.value("status", "")},
-                {"duration_ms", ev.value("duration_ms", 0)}};
-      if (ev.contains("code")) t["code"] = ev["code"];
-      if (ev.contains("stage")) t["stage"] = ev["stage"];
-      if (ev.contains("message")) t["message"] = redact(ev.value("message", ""));
+      if (text(ev, "ev") != "test_end" || text(ev, "suite") != l.suite) continue;
+      json t = {{"name", text(ev, "test")}, {"status", text(ev, "status")}, {"duration_ms", number(ev, "duration_ms")}};
+      if (ev.contains("code")) t["code"] = text(ev, "code");
+      if (ev.contains("stage")) t["stage"] = text(ev, "stage");
+      if (ev.contains("message")) t["message"] = redact(text(ev, "message"));
       statuses.insert(t["status"].get<std::string>());
       tests.push_back(std::move(t));
     }
@@ -89,13 +110,13 @@ json layers_section(const std::vector<LayerInfo>& layers, const std::vector<json
 std::string last_stage(const std::vector<json>& events) {
   std::string stage;
   for (const auto& ev : events)
-    if (ev.value("ev", "") == "stage") stage = ev.value("stage", "");
+    if (text(ev, "ev") == "stage") stage = text(ev, "stage");
   return stage;
 }
 
 const json* find_event(const std::vector<json>& events, const char* kind) {
   for (const auto& ev : events)
-    if (ev.value("ev", "") == kind) return &ev;
+    if (text(ev, "ev") == kind) return &ev;
   return nullptr;
 }
 
@@ -128,7 +149,7 @@ void set_verdict(json* report, Code code, const std::string& stage, const std::s
 json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
   json report = skeleton(run);
   for (const auto& ev : run.events)
-    if (ev.value("ev", "") == "fact") apply_fact(&report, ev);
+    if (text(ev, "ev") == "fact") apply_fact(&report, ev);
   report["layers"] = layers_section(layers, run.events);
   const std::string stage = last_stage(run.events);
   const json* end = find_event(run.events, "end");
@@ -145,15 +166,15 @@ json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
                                     : "the worker produced no verdict";
     if (!stage.empty()) why += fmt::format(" in stage {}", stage);
     set_verdict(&report, Code::WorkerFailed, stage, why);
-  } else if (end->value("ran", 0) == 0) {
+  } else if (number(*end, "ran") == 0) {
     set_verdict(&report, Code::UsageError, "", "the test filter matched no test (see --gtest_list_tests)");
-  } else if (end->value("failed", 0) == 0 && end->value("skipped", 0) == end->value("ran", 0)) {
+  } else if (number(*end, "failed") == 0 && number(*end, "skipped") == number(*end, "ran")) {
     // A skip is never a pass: a selection of tests that all skipped checked nothing.
     set_verdict(&report, Code::UsageError, "", "every selected test was skipped: nothing was checked");
-  } else if (end->contains("failure") && !(*end)["failure"].is_null()) {
+  } else if (end->contains("failure") && (*end)["failure"].is_object()) {
     const json& f = (*end)["failure"];
-    const Code code = code_from_name(f.value("code", "")).value_or(Code::RuntimeError);
-    set_verdict(&report, code, f.value("stage", stage), f.value("message", ""));
+    const Code code = code_from_name(text(f, "code")).value_or(Code::RuntimeError);
+    set_verdict(&report, code, f.contains("stage") ? text(f, "stage") : stage, text(f, "message"));
   } else {
     const json& ex = report["execution"];
     const bool verified = ex["product_verified"] == true && ex["gradient_verified"] == true;

@@ -12,12 +12,16 @@ std::string str(const json& j, const char* key, const char* fallback = "?") {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : fallback;
 }
 
+// The report's facts come from the worker: a value of an unexpected type reads as absent.
+bool is_true(const json& j, const char* key) { return j.contains(key) && j[key] == true; }
+double number(const json& j, const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0; }
+
 std::string paint(bool colour, fmt::terminal_color c, const std::string& text) {
   return colour ? fmt::format(fmt::fg(c) | fmt::emphasis::bold, "{}", text) : text;
 }
 
 std::string libtorch_line(const json& pt) {
-  if (pt.value("loaded", false) != true) return "LibTorch: not loaded";
+  if (!is_true(pt, "loaded")) return "LibTorch: not loaded";
   const std::string backend = str(pt, "backend", "none");
   std::string kind = backend == "cuda"   ? fmt::format("CUDA {} build", str(pt, "cuda_compiled"))
                      : backend == "rocm" ? fmt::format("ROCm/HIP {} build", str(pt, "hip_compiled"))
@@ -31,8 +35,8 @@ std::string layer_line(const json& l, bool colour) {
   std::string detail;
   for (const auto& t : l["tests"]) {
     ++total;
-    if (t.value("status", "") == "passed") ++passed;
-    if (t.value("status", "") == "failed" && detail.empty())
+    if (str(t, "status") == "passed") ++passed;
+    if (str(t, "status") == "failed" && detail.empty())
       detail = fmt::format("  {} at {}", str(t, "code"), str(t, "stage"));
   }
   const auto colour_of = status == "passed"   ? fmt::terminal_color::green
@@ -55,7 +59,7 @@ std::string render_terminal(const json& r, bool colour) {
   if (r["device"].is_object())
     out += fmt::format("Device: {} (compute capability {}, {:.1f} GiB)\n", str(r["device"], "name"),
                        str(r["device"], "capability"),
-                       r["device"].value("total_memory_bytes", 0.0) / (1024.0 * 1024 * 1024));
+                       number(r["device"], "total_memory_bytes") / (1024.0 * 1024 * 1024));
   for (const auto& l : r["layers"])
     if (str(l, "status") != "not_run") out += layer_line(l, colour);
 
@@ -66,7 +70,7 @@ std::string render_terminal(const json& r, bool colour) {
   out += "\n";
   if (r["error"].is_object() && !str(r["error"], "message", "").empty())
     out += fmt::format("  cause: {}\n", str(r["error"], "message"));
-  if (passed && r["execution"].value("product_verified", false))
+  if (passed && is_true(r["execution"], "product_verified"))
     out += fmt::format("  product and gradient verified on {}, loss {}\n", str(r["execution"], "device"),
                        r["execution"]["loss"].dump());
   out += fmt::format("  next:  {}\n", str(r, "next_action"));
