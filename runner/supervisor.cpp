@@ -1,6 +1,7 @@
 #include "supervisor.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -198,7 +199,17 @@ int supervise(const Options& o, const std::string& exe) {
   nlohmann::json report = build_report(run, layer_infos());
   std::string saved;
   if (o.output) {
-    if (auto why = write_new_file(*o.output, report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n")) {
+    // SIGXFSZ ignored: a file size limit then fails the write (EFBIG) instead of killing this
+    // process halfway through it, which would leave a partial temporary file and no verdict.
+    struct sigaction ignore {}, old_xfsz{};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGXFSZ, &ignore, &old_xfsz);
+    auto why = write_new_file(*o.output, report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    ::sigaction(SIGXFSZ, &old_xfsz, nullptr);
+    struct stat st {};
+    if (why && ::lstat(o.output->c_str(), &st) == 0)  // it was not there when the run began
+      *why += " (it appeared while the run was in progress)";
+    if (why) {
       set_verdict(&report, Code::OutputWriteFailed, "report", *why);
     } else {
       saved = fmt::format("Report: {}\n", *o.output);  // the terminal may show the path; the report never does

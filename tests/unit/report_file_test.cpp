@@ -2,9 +2,12 @@
 // exactly as it was: an existing file or symlink untouched, no temporary file left.
 #include "reporters/report_file.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -91,12 +94,41 @@ TEST_F(ReportFile, ExistingFolderIsNotAFile) {
   expect_refused(dir.file("sub") + "/", "already exists");
 }
 
+// A file size limit fails write() with EFBIG once SIGXFSZ is ignored, as the supervisor does:
+// the temporary file goes too. In a child process, which alone gets the limit.
+TEST_F(ReportFile, FileSizeLimitLeavesNoPartialFile) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const rlimit limit{1024, 1024};
+    ::signal(SIGXFSZ, SIG_IGN);
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(2);
+    const auto error = write_new_file(dir.file("report.json"), std::string(4096, 'x'));
+    ::_exit(!error ? 3 : error->find("File too large") != std::string::npos ? 0 : 4);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "2: no limit, 3: written, 4: other error; " << status;
+  EXPECT_EQ(dir.entries(), Names{});
+}
+
 TEST_F(ReportFile, ReadOnlyFolderIsAnError) {
   const std::string folder = dir.file("ro");
   fs::create_directory(folder);
   ASSERT_EQ(::chmod(folder.c_str(), 0555), 0);
-  if (::access(folder.c_str(), W_OK) == 0) GTEST_SKIP() << "this user (root?) can write to a 0555 folder";
-  expect_refused(folder + "/report.json", "not writable");
+  if (::geteuid() != 0) {
+    expect_refused(folder + "/report.json", "not writable");
+  } else {  // root writes into a 0555 folder: ask as nobody, in a child process
+    ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(2);
+      const auto error = write_new_file(folder + "/report.json", "{}\n");
+      ::_exit(!error ? 3 : error->find("not writable") != std::string::npos ? 0 : 4);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "2: no setuid, 3: written, 4: other error; " << status;
+  }
   EXPECT_TRUE(fs::is_empty(folder));
 }
 
