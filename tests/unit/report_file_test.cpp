@@ -10,6 +10,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -30,6 +31,15 @@ std::string read(const std::string& path) {
 }
 
 void put(const std::string& path, const std::string& content) { std::ofstream(path, std::ios::binary) << content; }
+
+// Runs fn in a child process, for a limit or an identity this process must not take on: its exit code.
+int in_child(const std::function<int()>& fn) {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(fn());
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
 
 class ReportFile : public testing::Test {
  protected:
@@ -97,17 +107,14 @@ TEST_F(ReportFile, ExistingFolderIsNotAFile) {
 // A file size limit fails write() with EFBIG once SIGXFSZ is ignored, as the supervisor does:
 // the temporary file goes too. In a child process, which alone gets the limit.
 TEST_F(ReportFile, FileSizeLimitLeavesNoPartialFile) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
+  const int status = in_child([&] {
     const rlimit limit{1024, 1024};
     ::signal(SIGXFSZ, SIG_IGN);
-    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(2);
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) return 2;
     const auto error = write_new_file(dir.file("report.json"), std::string(4096, 'x'));
-    ::_exit(!error ? 3 : error->find("File too large") != std::string::npos ? 0 : 4);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "2: no limit, 3: written, 4: other error; " << status;
+    return !error ? 3 : error->find("File too large") != std::string::npos ? 0 : 4;
+  });
+  EXPECT_EQ(status, 0) << "2: no limit, 3: written, 4: another error";
   EXPECT_EQ(dir.entries(), Names{});
 }
 
@@ -119,15 +126,12 @@ TEST_F(ReportFile, ReadOnlyFolderIsAnError) {
     expect_refused(folder + "/report.json", "not writable");
   } else {  // root writes into a 0555 folder: ask as nobody, in a child process
     ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(2);
+    const int status = in_child([&] {
+      if (::setgid(65534) != 0 || ::setuid(65534) != 0) return 2;
       const auto error = write_new_file(folder + "/report.json", "{}\n");
-      ::_exit(!error ? 3 : error->find("not writable") != std::string::npos ? 0 : 4);
-    }
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "2: no setuid, 3: written, 4: other error; " << status;
+      return !error ? 3 : error->find("not writable") != std::string::npos ? 0 : 4;
+    });
+    EXPECT_EQ(status, 0) << "2: no setuid, 3: written, 4: another error";
   }
   EXPECT_TRUE(fs::is_empty(folder));
 }
