@@ -46,12 +46,20 @@ std::string truncate_utf8(const std::string& s, size_t max) {
   if (s.size() <= max) return s;
   size_t cut = max;
   while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  // Nor inside a word: "alice-laptop" cut to "alice..." would show user alice as a whole word.
+  // (A word longer than 64 bytes is cut where it is: what stays is still one long word.)
+  size_t start = cut;
+  while (start > 0 && cut - start < 64 && word_char(s[start - 1]) && word_char(s[start])) --start;
+  if (start == 0 || !word_char(s[start - 1]) || !word_char(s[start])) cut = start;
   return s.substr(0, cut) + "...";
 }
 
 bool starts_path_at(const std::string& s, size_t i) {
   const bool slash = s[i] == '/' || (s[i] == '~' && i + 1 < s.size() && s[i + 1] == '/');
-  return slash && (i == 0 || std::string_view(" \t'\"`=([{<,").find(s[i - 1]) != std::string_view::npos);
+  if (!slash || i == 0) return slash;
+  // After ':' a path list goes on ("/a/lib:/b/lib", as in LD_LIBRARY_PATH); "http://" is no path.
+  if (s[i - 1] == ':') return s.compare(i, 2, "//") != 0;
+  return std::string_view(" \t'\"`=([{<,").find(s[i - 1]) != std::string_view::npos;
 }
 
 bool ends_path(char c) { return std::string_view(" \t'\"`,;:)]}>").find(c) != std::string_view::npos; }

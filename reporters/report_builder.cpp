@@ -65,21 +65,58 @@ json skeleton(const RunRecord& run) {
   };
 }
 
-// Facts land only where the report has a place for them: nothing else can slip in.
+// Worker events are checked, not trusted (a worker may be broken): a field of the wrong
+// type reads as absent instead of throwing in the supervisor.
+std::string text(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+json number(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? *it : json(0);
+}
+
+json redacted(json v) {  // every string, at any depth
+  if (v.is_string()) return redact(v.get<std::string>());
+  if (v.is_structured())
+    for (auto& item : v) item = redacted(item);
+  return v;
+}
+
+bool is_scalar(const json& v) { return v.is_null() || v.is_boolean() || v.is_number() || v.is_string(); }
+bool is_plain(const json& v) {  // a scalar, or a list of scalars (pytorch.arch_list)
+  if (!v.is_array()) return is_scalar(v);
+  for (const auto& item : v)
+    if (!is_scalar(item)) return false;
+  return true;
+}
+
+// Facts come from the worker, which may be broken: they land only where the report has a place
+// for them and never reshape it. runtime, pytorch and execution have fixed keys taking plain
+// values; device (plain values), python, app and timing are objects the layers fill.
 void apply_fact(json* report, const json& ev) {
-  static const std::set<std::string> kAllowed = {"runtime", "pytorch", "device", "execution", "python", "app", "timing"};
-  const std::string path = ev.value("path", "");
-  const size_t second = path.find('/', 1);
-  if (path.empty() || path[0] != '/' || !kAllowed.count(path.substr(1, second == std::string::npos ? std::string::npos : second - 1)))
-    return;
-  json value = ev.contains("value") ? ev["value"] : json();
-  if (value.is_string()) value = redact(value.get<std::string>());
-  if (value.is_object())
-    for (auto& [k, v] : value.items())
-      if (v.is_string()) v = redact(v.get<std::string>());
-  try {
-    (*report)[json::json_pointer(path)] = value;
-  } catch (const json::exception&) {  // a malformed pointer is dropped, not fatal
+  static const std::set<std::string> kFixed = {"runtime", "pytorch", "execution"};
+  static const std::set<std::string> kOpen = {"device", "python", "app", "timing"};
+  const std::string path = text(ev, "path");
+  const json value = ev.contains("value") ? ev["value"] : json();
+  if (path.size() < 2 || path[0] != '/') return;
+  const size_t slash = path.find('/', 1);
+  const std::string section = path.substr(1, slash == std::string::npos ? std::string::npos : slash - 1);
+  if (kFixed.count(section)) {
+    if (slash == std::string::npos) return;
+    const std::string key = path.substr(slash + 1);
+    if (key.find('/') != std::string::npos || !(*report)[section].contains(key) || !is_plain(value)) return;
+    (*report)[section][key] = redacted(value);
+  } else if (kOpen.count(section)) {
+    if (slash == std::string::npos && !value.is_object()) return;
+    if (section == "device" && (slash != std::string::npos ||
+                                std::any_of(value.begin(), value.end(), [](const json& v) { return !is_scalar(v); })))
+      return;
+    if (!(*report)[section].is_null() && !(*report)[section].is_object()) return;
+    try {
+      (*report)[json::json_pointer(path)] = redacted(value);
+    } catch (const json::exception&) {  // a malformed pointer is dropped
+    }
   }
 }
 
@@ -89,12 +126,11 @@ json layers_section(const std::vector<LayerInfo>& layers, const std::vector<json
     json tests = json::array();
     std::set<std::string> statuses;
     for (const auto& ev : events) {
-      if (ev.value("ev", "") != "test_end" || ev.value("suite", "") != l.suite) continue;
-      json t = {{"name", ev.value("test", "")}, {"status", ev.value("status", "")},
-                {"duration_ms", ev.value("duration_ms", 0)}};
-      if (ev.contains("code")) t["code"] = ev["code"];
-      if (ev.contains("stage")) t["stage"] = ev["stage"];
-      if (ev.contains("message")) t["message"] = redact(ev.value("message", ""));
+      if (text(ev, "ev") != "test_end" || text(ev, "suite") != l.suite) continue;
+      json t = {{"name", text(ev, "test")}, {"status", text(ev, "status")}, {"duration_ms", number(ev, "duration_ms")}};
+      if (ev.contains("code")) t["code"] = text(ev, "code");
+      if (ev.contains("stage")) t["stage"] = text(ev, "stage");
+      if (ev.contains("message")) t["message"] = redact(text(ev, "message"));
       statuses.insert(t["status"].get<std::string>());
       tests.push_back(std::move(t));
     }
@@ -111,13 +147,13 @@ json layers_section(const std::vector<LayerInfo>& layers, const std::vector<json
 json markers_section(const RunRecord& run, int* foreign) {
   json out = json::array();
   for (const auto& ev : run.events) {
-    if (ev.value("ev", "") != "marker") continue;
-    if (ev.value("run_id", "") != run.run_id || !ev.value("name", json()).is_string()) {
+    if (text(ev, "ev") != "marker") continue;
+    if (text(ev, "run_id") != run.run_id || text(ev, "name").empty()) {
       ++*foreign;
       continue;
     }
-    const std::string stage = ev.value("stage", "");
-    const double t = ev.value("t_mono_ms", 0.0) - run.start_mono_ms;
+    const std::string stage = text(ev, "stage");
+    const double t = number(ev, "t_mono_ms").get<double>() - run.start_mono_ms;
     out.push_back({{"name", ev["name"]}, {"stage", stage.empty() ? json() : json(stage)},
                    {"t_ms", std::round(std::max(t, 0.0) * 1000) / 1000}});
   }
@@ -131,13 +167,13 @@ std::string last_finished(const json& markers) {
 std::string last_stage(const std::vector<json>& events) {
   std::string stage;
   for (const auto& ev : events)
-    if (ev.value("ev", "") == "stage") stage = ev.value("stage", "");
+    if (text(ev, "ev") == "stage") stage = text(ev, "stage");
   return stage;
 }
 
 const json* find_event(const std::vector<json>& events, const char* kind) {
   for (const auto& ev : events)
-    if (ev.value("ev", "") == kind) return &ev;
+    if (text(ev, "ev") == kind) return &ev;
   return nullptr;
 }
 
@@ -193,7 +229,7 @@ void set_verdict(json* report, Code code, const std::string& stage, const std::s
 json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
   json report = skeleton(run);
   for (const auto& ev : run.events)
-    if (ev.value("ev", "") == "fact") apply_fact(&report, ev);
+    if (text(ev, "ev") == "fact") apply_fact(&report, ev);
   report["layers"] = layers_section(layers, run.events);
   int foreign_markers = 0;
   report["markers"] = markers_section(run, &foreign_markers);
@@ -213,16 +249,16 @@ json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
     if (!stage.empty()) why += fmt::format(" in stage {}", stage);
     why += fmt::format("; last finished step: {}", last_finished(report["markers"]));
     set_verdict(&report, Code::WorkerFailed, stage, why);
-  } else if (end->value("ran", 0) == 0) {
+  } else if (number(*end, "ran") == 0) {
     set_verdict(&report, Code::UsageError, "", "the test filter matched no test (see --gtest_list_tests)");
-  } else if (end->value("failed", 0) == 0 && end->value("skipped", 0) == end->value("ran", 0)) {
+  } else if (number(*end, "failed") == 0 && number(*end, "skipped") == number(*end, "ran")) {
     // A skip is never a pass: a selection of tests that all skipped checked nothing.
     set_verdict(&report, Code::UsageError, "", "every selected test was skipped: nothing was checked");
-  } else if (end->contains("failure") && !(*end)["failure"].is_null()) {
+  } else if (end->contains("failure") && (*end)["failure"].is_object()) {
     const json& f = (*end)["failure"];
-    const Code code = code_from_name(f.value("code", "")).value_or(Code::RuntimeError);
-    set_verdict(&report, code, f.value("stage", stage), f.value("message", ""));
-    attach_hint(&report, code, f.value("message", ""), run);
+    const Code code = code_from_name(text(f, "code")).value_or(Code::RuntimeError);
+    set_verdict(&report, code, f.contains("stage") ? text(f, "stage") : stage, text(f, "message"));
+    attach_hint(&report, code, text(f, "message"), run);
   } else {
     const json& ex = report["execution"];
     const bool verified = ex["product_verified"] == true && ex["gradient_verified"] == true;
@@ -234,7 +270,7 @@ json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
   if (end && w.signal)
     report["warnings"].push_back(fmt::format("the worker was killed by {} after its verdict", signal_text(w.signal)));
   for (const auto& ev : run.events)
-    if (ev.value("ev", "") == "warning") report["warnings"].push_back(redact(ev.value("text", "")));
+    if (text(ev, "ev") == "warning") report["warnings"].push_back(redact(text(ev, "text")));
   if (foreign_markers)
     report["warnings"].push_back(fmt::format("{} marker(s) without this run's id were ignored", foreign_markers));
   if (run.malformed_events)

@@ -64,8 +64,9 @@ std::optional<std::string> write_new_file(const std::string& path, const std::st
   if (::link(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    return err == EEXIST ? fmt::format("'{}' appeared while the run was in progress; it was left untouched", path)
-                         : fmt::format("cannot create '{}': {}", path, std::strerror(err));
+    if (err == EEXIST)  // it came after the check above: say what check_new_file() says of it now
+      return check_new_file(path).value_or(fmt::format("'{}' already exists; it was left untouched", path));
+    return fmt::format("cannot create '{}': {}", path, std::strerror(err));
   }
   ::unlink(tmp.c_str());
   return std::nullopt;

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -15,19 +16,27 @@ namespace {
 
 constexpr double kMinTimeout = 5, kMaxTimeout = 120;
 
+bool is_digit(char c) { return c >= '0' && c <= '9'; }  // ASCII only, whatever the locale
+
 bool parse_int(const std::string& s, long max, long* out) {
-  if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), ::isdigit)) return false;
+  if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), is_digit)) return false;
   *out = std::strtol(s.c_str(), nullptr, 10);
   return *out <= max;
 }
 
+// Plain decimal seconds ("12", "12.5"): strtod alone would also take " 12", "+12", "1e1" and "0x10".
 bool parse_seconds(const std::string& s, double* out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  *out = std::strtod(s.c_str(), &end);
-  return errno == 0 && end && *end == '\0' && std::isfinite(*out);
+  const size_t dot = s.find('.');
+  const std::string whole = s.substr(0, dot), frac = dot == std::string::npos ? "1" : s.substr(dot + 1);
+  if (whole.empty() || whole.size() > 9 || frac.empty() || frac.size() > 9) return false;
+  if (!std::all_of(whole.begin(), whole.end(), is_digit) || !std::all_of(frac.begin(), frac.end(), is_digit))
+    return false;
+  *out = std::strtod(s.c_str(), nullptr);
+  return std::isfinite(*out);
 }
+
+// "--gtest_filter=X" -> "--gtest_filter"; "--device=cpu" -> "--device".
+std::string option_name(const std::string& arg) { return arg.substr(0, arg.find('=')); }
 
 std::vector<std::string> split_commas(const std::string& s) {
   std::vector<std::string> parts;
@@ -74,10 +83,16 @@ std::string Options::gtest_value(const std::string& n) const {
 ParseResult parse_command_line(const std::vector<std::string>& args, const std::vector<std::string>& known_layers) {
   Options o;
   bool layers_given = false, full = false;
+  for (const auto& a : args)
+    if (a == "-h" || a == "--help") return HelpRequested{};
+  // An option given twice is a mistake to point out, not a guess at which one was meant.
+  std::set<std::string> seen;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];
-    if (arg == "-h" || arg == "--help") return HelpRequested{};
+    if (arg.rfind("--", 0) == 0 && arg.size() > 2 && !seen.insert(option_name(arg)).second)
+      return UsageError{fmt::format("{} is given more than once: give it once", option_name(arg))};
     if (arg.rfind("--gtest_", 0) == 0) {
+      if (arg.back() == '=') return UsageError{fmt::format("{} needs a value after '='", option_name(arg))};
       o.gtest_args.push_back(arg);
       continue;
     }

@@ -72,7 +72,7 @@ void LineCollector::finish() {
 void LineCollector::take(const std::string& line) {
   if (line.empty()) return;
   auto j = nlohmann::json::parse(line, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("ev")) {
+  if (j.is_discarded() || !j.is_object() || !j.contains("ev") || !j["ev"].is_string()) {
     ++malformed_;
     return;
   }

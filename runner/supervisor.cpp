@@ -1,6 +1,7 @@
 #include "supervisor.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -194,6 +195,8 @@ std::string save_files(const Options& o, nlohmann::json* report) {
   }
   if (o.output) {
     if (auto why = write_new_file(*o.output, report->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n")) {
+      struct stat st {};
+      if (::lstat(o.output->c_str(), &st) == 0) *why += " (it appeared while the run was in progress)";  // absent at the start
       set_verdict(report, Code::OutputWriteFailed, "report", *why);
       undo();
     } else {
@@ -275,7 +278,13 @@ int supervise(const Options& o, const std::string& exe) {
   run.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 
   nlohmann::json report = build_report(run, layer_infos());
+  // SIGXFSZ ignored: a file size limit then fails a write (EFBIG) instead of killing this process
+  // halfway through it, which would leave a partial temporary file and no verdict.
+  struct sigaction ignore {}, old_xfsz{};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGXFSZ, &ignore, &old_xfsz);
   const std::string saved = save_files(o, &report);
+  ::sigaction(SIGXFSZ, &old_xfsz, nullptr);
   std::fflush(stdout);
   const std::string text = render_terminal(report, ::isatty(STDOUT_FILENO) == 1, o.python.value_or("")) + saved;
   std::fwrite(text.data(), 1, text.size(), stdout);

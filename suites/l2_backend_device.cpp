@@ -34,7 +34,7 @@ KD_STEP(2, L2_BackendDevice, GpuAvailable, "L2.gpu_available", "L2.backend") {
   if (ctx.cpu_mode()) return Outcome::not_applicable("CPU mode does not query GPU state");
   kd_gpu_state g{};
   const kd_status s = ctx.probe->gpu_state(&g);
-  if (s.kind != KD_OK) return Outcome::fail(Code::RuntimeError, s.message);
+  if (s.kind != KD_OK) return backend_failure(s);
   ctx.fact("/pytorch/gpu_available", g.available != 0);
   ctx.fact("/pytorch/visible_device_count", g.device_count);
   if (!g.available)
@@ -58,7 +58,7 @@ KD_STEP(2, L2_BackendDevice, DeviceProperties, "L2.device_properties", "L2.devic
   if (ctx.cpu_mode()) return Outcome::not_applicable("CPU mode queries no device");
   kd_device_props p{};
   const kd_status s = ctx.probe->device_props(ctx.device_index(), &p);
-  if (s.kind != KD_OK) return Outcome::fail(Code::RuntimeError, s.message);
+  if (s.kind != KD_OK) return backend_failure(s);  // e.g. no memory left for a CUDA context
   ctx.fact("/device", {{"index", ctx.device_index()},
                        {"name", p.name},
                        {"capability", fmt::format("{}.{}", p.major, p.minor)},

@@ -23,11 +23,6 @@ bool equal(const float* got, const Mat& want) {
   return true;
 }
 
-// A failed backend call: out of memory or another runtime error, with LibTorch's first line.
-Outcome backend_failure(const kd_status& s) {
-  return Outcome::fail(s.kind == KD_ERR_OUT_OF_MEMORY ? Code::OutOfMemory : Code::RuntimeError, s.message);
-}
-
 }  // namespace
 
 KD_LAYER(3, L3_TinyOp, "tiny op", true);

@@ -22,10 +22,6 @@ using nlohmann::json;
 constexpr int kExpectedDim = 16;
 const app::Tolerance kTolerance{1e-5, 1e-4};  // float32: |device - cpu| <= 1e-5 + 1e-4 * |cpu|
 
-Outcome backend_failure(const kd_status& s) {
-  return Outcome::fail(s.kind == KD_ERR_OUT_OF_MEMORY ? Code::OutOfMemory : Code::RuntimeError, s.message);
-}
-
 Outcome broken(const app::Violation& v) {
   return Outcome::fail(Code::AppCheckFailed, fmt::format("rule '{}', {}: {}", v.rule, v.output, v.message));
 }

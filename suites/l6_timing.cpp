@@ -22,10 +22,6 @@ using nlohmann::json;
 
 constexpr int kWarmRuns = 20;
 
-Outcome backend_failure(const kd_status& s) {
-  return Outcome::fail(s.kind == KD_ERR_OUT_OF_MEMORY ? Code::OutOfMemory : Code::RuntimeError, s.message);
-}
-
 double round3(double x) { return std::round(x * 1000) / 1000; }
 
 json stat(const double* runs, int n) {

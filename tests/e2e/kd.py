@@ -1,29 +1,69 @@
 """Helpers for the end-to-end tests: run the real binary, read and validate its report."""
+import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 import time
 import unittest
 
-import jsonschema
+try:
+    import jsonschema
+except ImportError:  # only scripts/fault-matrix may go on without it (a GPU machine without a registry)
+    jsonschema = None
 
-BIN = os.environ["KD_BIN"]
-SCHEMA = json.load(open(os.environ["KD_SCHEMA"]))
-HAVE_PROBE = os.environ.get("KD_HAVE_PROBE") == "ON"
-BACKEND = os.environ.get("KD_TORCH_BACKEND", "absent")  # cuda, none or absent
+
+class Build:
+    """One build of the diagnostic, as CMake described it in kd-build.json (tests/CMakeLists.txt)."""
+
+    def __init__(self, info_path):
+        with open(info_path) as f:
+            info = json.load(f)
+        self.folder = os.path.dirname(os.path.abspath(info_path))
+        self.bin = info["bin"]
+        self.probe = os.path.join(os.path.dirname(self.bin), "libkd_probe.so")
+        self.listener_cases = info["listener_cases"]
+        self.undefined_symbol_probe = info["undefined_symbol_probe"]
+        self.schema = info["schema"]
+        self.have_probe = info["have_probe"] == "ON"
+        self.backend = info["backend"] or "absent"  # cuda, none or absent
+        self.torch_version = info["torch_version"]
+        self.sanitize = info["sanitize"] == "ON"
+
+    @property
+    def kind(self):
+        """cuda (a GPU LibTorch), cpu-only (e.g. Debian's 1.13) or no-torch (built without LibTorch)."""
+        if not self.have_probe:
+            return "no-torch"
+        return "cuda" if self.backend == "cuda" else "cpu-only"
+
+    def describe(self):
+        torch = f"LibTorch {self.torch_version}" if self.have_probe else "no LibTorch"
+        return f"{self.kind}, {torch}{', ASan+UBSan' if self.sanitize else ''}"
+
+
+BUILD = Build(os.environ["KD_BUILD_INFO"])
+BIN = BUILD.bin
+SCHEMA = json.load(open(BUILD.schema))
+HAVE_PROBE = BUILD.have_probe
+BACKEND = BUILD.backend
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_count():
+    """An oracle independent of the tool: the GPUs nvidia-smi lists (or 1 for a bare device node)."""
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=10)
+        if out.returncode == 0:
+            return len([l for l in out.stdout.splitlines() if l.startswith("GPU ")])
+    return 1 if os.path.exists("/dev/nvidia0") else 0
 
 
 def machine_has_gpu():
-    """An oracle independent of the tool: an NVIDIA device node or nvidia-smi listing a GPU."""
-    if os.path.exists("/dev/nvidia0"):
-        return True
-    smi = shutil.which("nvidia-smi")
-    if not smi:
-        return False
-    out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=10)
-    return out.returncode == 0 and "GPU" in out.stdout
+    return gpu_count() > 0
 
 
 def expected_default_code():
@@ -35,13 +75,29 @@ def expected_default_code():
     return ("GPU_CHECK_PASSED", 0) if machine_has_gpu() else ("GPU_UNAVAILABLE", 6)
 
 
+VERDICT = re.compile(r"^Verdict: (\w+) \(exit (\d+)\)(?: at stage (\S+))?$", re.M)
+
+
 class Result:
-    def __init__(self, proc, seconds, report):
-        self.rc = proc.returncode
-        self.stdout = proc.stdout
-        self.stderr = proc.stderr
+    def __init__(self, rc, stdout, stderr, seconds=0.0, report=None):
+        self.rc = rc
+        self.stdout = stdout
+        self.stderr = stderr
         self.seconds = seconds
         self.report = report
+
+    def got(self):
+        """(code, exit, stage) as the run showed them: its report, else its terminal output."""
+        if self.report is not None:
+            return self.report["code"], self.rc, self.report["stage"]
+        m = VERDICT.search(self.stdout or "")
+        if m:
+            return m[1], self.rc, m[3]
+        if "OUTPUT_WRITE_FAILED" in (self.stderr or ""):
+            return "OUTPUT_WRITE_FAILED", self.rc, None
+        if "usage error" in (self.stderr or ""):
+            return "USAGE_ERROR", self.rc, None
+        return "(none)", self.rc, None
 
 
 def read(path):
@@ -49,8 +105,17 @@ def read(path):
         return f.read()
 
 
+VALIDATED = {"reports": 0, "unvalidated": 0}
+
+
 def validate(report):
+    if jsonschema is None:
+        if os.environ.get("KD_ALLOW_NO_VALIDATOR") != "1":
+            raise RuntimeError("python3-jsonschema is missing: reports cannot be validated")
+        VALIDATED["unvalidated"] += 1
+        return
     jsonschema.Draft202012Validator(SCHEMA).validate(report)
+    VALIDATED["reports"] += 1
 
 
 class DiagnosticTest(unittest.TestCase):
@@ -60,13 +125,15 @@ class DiagnosticTest(unittest.TestCase):
         self.dir = tempfile.mkdtemp(prefix="kd-e2e-")
         self.addCleanup(shutil.rmtree, self.dir, True)
 
-    def run_kd(self, *args, report=True, env=None, binary=BIN, timeout=120):
-        argv = [binary, *args]
+    def run_kd(self, *args, report=True, env=None, binary=BIN, timeout=120, prefix=(), cwd=None, preexec_fn=None):
+        """Runs the diagnostic (under PREFIX, e.g. unshare); report=True: with --output in self.dir."""
+        argv = [*prefix, binary, *args]
         path = os.path.join(self.dir, f"report-{time.monotonic_ns()}.json")
         if report:
             argv += ["--output", path]
         start = time.monotonic()
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout)
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout, cwd=cwd,
+                              preexec_fn=preexec_fn)
         seconds = time.monotonic() - start
         data = None
         if report and os.path.exists(path):
@@ -74,7 +141,7 @@ class DiagnosticTest(unittest.TestCase):
                 data = json.load(f)
             validate(data)
             self.assertEqual(data["exit_code"], proc.returncode, "exit code and report must agree")
-        return Result(proc, seconds, data)
+        return Result(proc.returncode, proc.stdout, proc.stderr, seconds, data)
 
     def assertVerdict(self, result, code, exit_code, stage=None):
         msg = f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-2000:]}"
@@ -84,6 +151,27 @@ class DiagnosticTest(unittest.TestCase):
         if stage is not None:
             self.assertEqual(result.report["stage"], stage, msg)
         self.assertIn(f"Verdict: {code} (exit {exit_code})", result.stdout)
+
+
+def copy_alone(t, b, probe=None, folder=None):
+    """The diagnostic copied into FOLDER (default: a new one), beside PROBE (as libkd_probe.so) or nothing."""
+    folder = folder or os.path.join(t.dir, "alone")
+    os.makedirs(folder, exist_ok=True)
+    binary = os.path.join(folder, "kernodeck-diagnostic")
+    shutil.copy(b.bin, binary)
+    if probe:
+        shutil.copy(probe, os.path.join(folder, "libkd_probe.so"))
+    return binary
+
+
+def loaded_library(t, b, prefix):
+    """(soname, path) of the library starting with PREFIX that the probe loads, from ldd."""
+    out = subprocess.run(["ldd", b.probe], capture_output=True, text=True, timeout=60).stdout
+    for line in out.splitlines():
+        name, _, rest = line.strip().partition(" => ")
+        if name.startswith(prefix) and rest.startswith("/"):
+            return name, rest.split(" (")[0]
+    t.fail(f"the probe loads no {prefix}*:\n{out}")
 
 
 def needs_probe(test):

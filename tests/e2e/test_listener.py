@@ -1,10 +1,11 @@
 """The verdict listener, driven by real GoogleTest events from a program of synthetic tests."""
 import json
-import os
 import subprocess
 import unittest
 
-CASES = os.environ["KD_LISTENER_CASES"]
+from kd import BUILD
+
+CASES = BUILD.listener_cases
 
 
 def run(*args):

@@ -130,7 +130,38 @@ INSTANTIATE_TEST_SUITE_P(
                     BadCase{{"--min-bandwidth-fraction=-0.1"}, {"--min-bandwidth-fraction", "'-0.1'"}},
                     BadCase{{"--min-matmul-fraction", "half"}, {"--min-matmul-fraction", "'half'"}},
                     BadCase{{"--min-matmul-fraction", "nan"}, {"--min-matmul-fraction", "'nan'"}},
-                    BadCase{{"--min-matmul-fraction"}, {"--min-matmul-fraction"}}));
+                    BadCase{{"--min-matmul-fraction"}, {"--min-matmul-fraction"}},
+                    // Empty values, in both spellings.
+                    BadCase{{"--device", ""}, {"--device", "''"}},
+                    BadCase{{"--device-index="}, {"--device-index", "''"}},
+                    BadCase{{"--timeout", ""}, {"--timeout", "''"}},
+                    BadCase{{"--layers="}, {"--layers", "''"}},
+                    BadCase{{"--inject-fault", ""}, {"--inject-fault", "''"}},
+                    BadCase{{"--output", ""}, {"--output"}},
+                    BadCase{{"--gtest_filter="}, {"--gtest_filter", "value"}},
+                    // Numbers only as plain decimals: no sign, exponent, hex, spaces or unit.
+                    BadCase{{"--timeout", "+10"}, {"--timeout", "'+10'"}},
+                    BadCase{{"--timeout", "1e1"}, {"--timeout", "'1e1'"}},
+                    BadCase{{"--timeout", "0x10"}, {"--timeout", "'0x10'"}},
+                    BadCase{{"--timeout", " 10"}, {"--timeout", "' 10'"}},
+                    BadCase{{"--timeout", "10s"}, {"--timeout", "'10s'"}},
+                    BadCase{{"--timeout", "10."}, {"--timeout", "'10.'"}},
+                    BadCase{{"--timeout", ".5"}, {"--timeout", "'.5'"}},
+                    BadCase{{"--timeout", "inf"}, {"--timeout", "'inf'"}},
+                    BadCase{{"--device-index", "+1"}, {"--device-index", "'+1'"}},
+                    BadCase{{"--device-index", "\xd9\xa1"}, {"--device-index"}},  // a non-ASCII digit
+                    BadCase{{"--device-index", "99999999999999999999"}, {"--device-index"}},
+                    // Duplicates: an error naming the option, not a silent last-wins.
+                    BadCase{{"--device", "cpu", "--device", "cuda"}, {"--device", "more than once"}},
+                    BadCase{{"--device=cpu", "--device", "cpu"}, {"--device", "more than once"}},
+                    BadCase{{"--device-index", "0", "--device-index=1"}, {"--device-index", "more than once"}},
+                    BadCase{{"--timeout", "10", "--timeout", "20"}, {"--timeout", "more than once"}},
+                    BadCase{{"--output", "a.json", "--output", "b.json"}, {"--output", "more than once"}},
+                    BadCase{{"--layers", "L1", "--layers", "L2"}, {"--layers", "more than once"}},
+                    BadCase{{"--inject-fault", "hang", "--inject-fault=abort"}, {"--inject-fault", "more than once"}},
+                    BadCase{{"--in-process", "--in-process"}, {"--in-process", "more than once"}},
+                    BadCase{{"--gtest_filter=L1_*", "--gtest_filter=L2_*"}, {"--gtest_filter", "more than once"}},
+                    BadCase{{"--gtest_repeat=2", "--gtest_repeat=3"}, {"--gtest_repeat", "more than once"}}));
 
 TEST(Cli, PerformanceFloorsDefaultAndAcceptZeroToOne) {
   const Options d = parse_ok({});
@@ -150,6 +181,10 @@ TEST(Cli, HostCheckAndPythonAreRecorded) {
   EXPECT_FALSE(parse_ok({}).python.has_value());
 }
 
+TEST(Cli, AValueThatLooksLikeAnOptionIsNotCountedAsOne) {
+  EXPECT_EQ(parse_ok({"--output=--device", "--device", "cpu"}).output, "--device");
+}
+
 TEST(Cli, GtestFlagsArePassedThroughAsGiven) {
   const Options o = parse_ok({"--gtest_filter=L3_TinyOp.*", "--device", "cpu", "--gtest_list_tests",
                               "--gtest_fail_fast"});
@@ -164,7 +199,8 @@ TEST(Cli, GtestFlagsArePassedThroughAsGiven) {
 }
 
 TEST(Cli, HelpWinsWhereverItStands) {
-  for (const auto& args : std::vector<std::vector<std::string>>{{"-h"}, {"--help"}, {"--device", "cpu", "--help"}})
+  for (const auto& args : std::vector<std::vector<std::string>>{{"-h"}, {"--help"}, {"--device", "cpu", "--help"},
+                                                                   {"--device", "gpu", "--help"}, {"--help", "--help"}})
     EXPECT_TRUE(std::holds_alternative<HelpRequested>(parse_command_line(args, kLayers))) << shown(args);
 }
 

@@ -22,6 +22,8 @@ TEST(Redact, ReducesAbsolutePathsToTheFileName) {
   EXPECT_EQ(redact("cannot read '/var/lib/kd/data.bin' (errno 13)", kAlice), "cannot read '<path>/data.bin' (errno 13)");
   EXPECT_EQ(redact("LD_LIBRARY_PATH=/usr/local/cuda/lib64 was set", kAlice), "LD_LIBRARY_PATH=<path>/lib64 was set");
   EXPECT_EQ(redact("in folder /srv/models/", kAlice), "in folder <path>");
+  EXPECT_EQ(redact("LD_LIBRARY_PATH=/opt/a/lib:/opt/b/lib64:~/lib was set", kAlice),
+            "LD_LIBRARY_PATH=<path>/lib:<path>/lib64:<path>/lib was set");  // found by tests/fuzz
 }
 
 TEST(Redact, ReducesHomeRelativePaths) {
@@ -60,6 +62,11 @@ TEST(Redact, TruncatesLongText) {
   EXPECT_EQ(out.substr(out.size() - 3), "...");
   EXPECT_EQ(out.substr(0, 10), "xxxxxxxxxx");
   EXPECT_EQ(redact(std::string(400, 'y'), kAlice), std::string(400, 'y'));
+}
+
+TEST(Redact, TruncationDoesNotCutAWordIntoTheUserName) {  // found by tests/fuzz's properties
+  const std::string out = redact(std::string(395, ' ') + "alice-laptop is the host", kAlice);
+  EXPECT_EQ(out, std::string(395, ' ') + "...");
 }
 
 // A long message with non-ASCII text (a user's folder name, a localised error) must stay

@@ -238,6 +238,22 @@ TEST(ReportBuilder, FactsOutsideTheAllowedSectionsAreIgnored) {
   EXPECT_EQ(r.dump().find("token-123"), std::string::npos);
 }
 
+// A broken worker may send anything: a field of the wrong type reads as absent, a fact
+// only fills a field the report has, with a plain value. Found by tests/fuzz (the supervisor
+// threw nlohmann::json::type_error and died without a report).
+TEST(ReportBuilder, EventsOfTheWrongShapeNeitherThrowNorReshapeTheReport) {
+  const json plain = build({end(0, 0)});
+  const json r = build({fact("/pytorch", 5), fact("/pytorch/loaded", {{"x", 1}}), fact("/pytorch/new_field", "x"),
+                        fact("/device", "H200"), fact("/device", {{"name", {1, 2}}}), fact("/runtime", nullptr),
+                        json{{"ev", "fact"}, {"path", 7}, {"value", 1}}, end(0, 0)});
+  EXPECT_EQ(r, plain);
+  const json odd_end = {{"ev", "end"}, {"ran", "two"}, {"failed", nullptr}, {"failure", "CHECK_FAILED"}};
+  const json odd_test = {{"ev", "test_end"}, {"suite", 3}, {"test", "X"}, {"status", "passed"}};
+  json r2;
+  ASSERT_NO_THROW(r2 = build({json{{"ev", "stage"}, {"stage", 42}}, odd_test, odd_end}));
+  EXPECT_EQ(r2["code"], "USAGE_ERROR");  // "ran" unreadable: no test is known to have run
+}
+
 TEST(ReportBuilder, StringFactsAreRedacted) {
   const json r = build({fact("/pytorch/source", "/opt/conda/lib/python3.11/site-packages/torch/lib/libtorch.so"),
                         fact("/device", {{"name", "NVIDIA H200 at /dev/nvidia0"}, {"index", 0}}), end(0, 0)});

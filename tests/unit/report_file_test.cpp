@@ -2,11 +2,15 @@
 // exactly as it was: an existing file or symlink untouched, no temporary file left.
 #include "reporters/report_file.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -27,6 +31,15 @@ std::string read(const std::string& path) {
 }
 
 void put(const std::string& path, const std::string& content) { std::ofstream(path, std::ios::binary) << content; }
+
+// Runs fn in a child process, for a limit or an identity this process must not take on: its exit code.
+int in_child(const std::function<int()>& fn) {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(fn());
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
 
 class ReportFile : public testing::Test {
  protected:
@@ -91,12 +104,35 @@ TEST_F(ReportFile, ExistingFolderIsNotAFile) {
   expect_refused(dir.file("sub") + "/", "already exists");
 }
 
+// A file size limit fails write() with EFBIG once SIGXFSZ is ignored, as the supervisor does:
+// the temporary file goes too. In a child process, which alone gets the limit.
+TEST_F(ReportFile, FileSizeLimitLeavesNoPartialFile) {
+  const int status = in_child([&] {
+    const rlimit limit{1024, 1024};
+    ::signal(SIGXFSZ, SIG_IGN);
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) return 2;
+    const auto error = write_new_file(dir.file("report.json"), std::string(4096, 'x'));
+    return !error ? 3 : error->find("File too large") != std::string::npos ? 0 : 4;
+  });
+  EXPECT_EQ(status, 0) << "2: no limit, 3: written, 4: another error";
+  EXPECT_EQ(dir.entries(), Names{});
+}
+
 TEST_F(ReportFile, ReadOnlyFolderIsAnError) {
   const std::string folder = dir.file("ro");
   fs::create_directory(folder);
   ASSERT_EQ(::chmod(folder.c_str(), 0555), 0);
-  if (::access(folder.c_str(), W_OK) == 0) GTEST_SKIP() << "this user (root?) can write to a 0555 folder";
-  expect_refused(folder + "/report.json", "not writable");
+  if (::geteuid() != 0) {
+    expect_refused(folder + "/report.json", "not writable");
+  } else {  // root writes into a 0555 folder: ask as nobody, in a child process
+    ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
+    const int status = in_child([&] {
+      if (::setgid(65534) != 0 || ::setuid(65534) != 0) return 2;
+      const auto error = write_new_file(folder + "/report.json", "{}\n");
+      return !error ? 3 : error->find("not writable") != std::string::npos ? 0 : 4;
+    });
+    EXPECT_EQ(status, 0) << "2: no setuid, 3: written, 4: another error";
+  }
   EXPECT_TRUE(fs::is_empty(folder));
 }
 

@@ -83,6 +83,18 @@ TEST(TerminalReporter, RocmBuildAndMissingLibTorch) {
   EXPECT_EQ(line_starting(render_terminal(r, false), "LibTorch:"), "LibTorch: not loaded");
 }
 
+TEST(TerminalReporter, FieldsOfAnUnexpectedTypeReadAsAbsent) {  // found by tests/fuzz
+  json r = passed_cpu_report();
+  r["pytorch"]["loaded"] = "yes";
+  r["execution"]["product_verified"] = 1;
+  r["device"] = {{"name", "H200"}, {"total_memory_bytes", "many"}};
+  std::string out;
+  ASSERT_NO_THROW(out = render_terminal(r, false));
+  EXPECT_NE(out.find("LibTorch: not loaded"), std::string::npos) << out;
+  EXPECT_NE(out.find("0.0 GiB"), std::string::npos) << out;
+  EXPECT_EQ(out.find("product and gradient verified"), std::string::npos) << out;
+}
+
 TEST(TerminalReporter, NoEscapesWithoutColour) {
   for (const json& r : {failed_report(), passed_cpu_report()})
     EXPECT_EQ(render_terminal(r, false).find('\x1b'), std::string::npos);

@@ -1,0 +1,48 @@
+// Fuzzes parse_command_line with arbitrary arguments (the input split at NUL bytes). Beyond
+// "no crash, no sanitizer report": every accepted command line lies in the documented ranges,
+// every refusal says why, and the worker re-parses what the supervisor hands it into the same
+// options (a mismatch would make the worker check something other than what was asked).
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "runner/cli.h"
+
+namespace {
+
+const std::vector<std::string> kLayers = {"L1", "L2", "L3"};
+
+// A broken property: say which, then abort so that libFuzzer keeps the input.
+#define check(ok) ((ok) ? (void)0 : (std::fprintf(stderr, "property failed: %s (line %d)\n", #ok, __LINE__), std::abort()))
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::vector<std::string> args(1);
+  for (size_t i = 0; i < size; ++i) {
+    if (data[i] == 0) args.emplace_back();
+    else args.back() += static_cast<char>(data[i]);
+  }
+  const kd::ParseResult parsed = kd::parse_command_line(args, kLayers);
+  if (const auto* e = std::get_if<kd::UsageError>(&parsed)) {
+    check(!e->message.empty());
+    return 0;
+  }
+  const auto* o = std::get_if<kd::Options>(&parsed);
+  if (!o) return 0;  // --help
+  check(o->device == "cuda" || o->device == "cpu");
+  check(o->device_index >= 0 && o->device_index <= 1023);
+  check(o->timeout_s >= 5 && o->timeout_s <= 120);
+  check(!o->output || !o->output->empty());
+  for (const auto& l : o->layers) check(l == "L1" || l == "L2" || l == "L3");
+  if (o->worker_fd >= 0) return 0;  // already the worker: main() never launches another from it
+
+  const kd::ParseResult again = kd::parse_command_line(kd::worker_arguments(*o, 3), kLayers);
+  const auto* w = std::get_if<kd::Options>(&again);
+  check(w != nullptr);
+  check(w->worker_fd == 3 && w->device == o->device && w->device_index == o->device_index);
+  check(w->layers == o->layers && w->fault == o->fault && w->gtest_args == o->gtest_args);
+  return 0;
+}
