@@ -3,6 +3,7 @@
 #pragma once
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -20,7 +21,8 @@ inline kd_status ok_status() {
 // The line that says what went wrong: the first, except for TorchScript, whose first line only
 // says that the interpreter failed and whose last "...Error: ..." line says why.
 inline std::string summary_line(const std::string& text) {
-  const std::string first = text.substr(0, text.find('\n'));
+  const size_t begin = std::min(text.find_first_not_of("\n\r "), text.size());  // some messages start with a newline
+  const std::string first = text.substr(begin, text.find('\n', begin) - begin);
   if (first.rfind("The following operation failed in the TorchScript interpreter", 0) != 0) return first;
   std::string why;
   for (size_t start = 0; start < text.size();) {

@@ -96,6 +96,8 @@ def main():
                         "reference": {"file": "reference.json", "min_cosine": MIN_COSINE}}}
     with open(os.path.join(a.out, "spec.json"), "w") as f:
         json.dump(spec, f)
+    with open(os.path.join(a.out, "exported_with.txt"), "w") as f:  # TorchScript files do not load in older LibTorch
+        f.write(torch.__version__.split("+")[0] + "\n")
     print(f"exported to {a.out}: {shape[0]} sentences, {shape[1]} tokens; Python: traced vs package min cosine {cos.min().item():.7f}")
 
 
