@@ -81,7 +81,7 @@ kd_status app_embeddings(const kd_app_embed_in* in, kd_app_embed_out* out) {
     copy_to(out->input_desc, sizeof out->input_desc,
             std::to_string(in->count) + " sequences, max length " + std::to_string(longest) + ", int64 tokens, batch " +
                 std::to_string(in->batch_size) + " (and " + std::to_string(in->rebatch_size) + "), device " + where(device));
-    EmbeddingModel model(device), cpu_model(at::Device(at::kCPU));
+    EmbeddingModel model(device), cpu_model{at::Device(at::kCPU)};  // braces: not a function declaration
     model.training = cpu_model.training = false;  // eval(): module behaviour (dropout off)
     c10::InferenceMode guard;                      // inference mode: no gradient tracking
     const at::Tensor v = embed_all(model, *in, order, in->batch_size, device);
