@@ -217,8 +217,9 @@ std::vector<std::string> worker_arguments(const Options& o, int event_fd) {
     a.insert(a.end(), {"--min-bandwidth-fraction", fmt::format("{}", o.min_bandwidth_fraction)});
   if (o.min_matmul_fraction != kDefaultMinMatmulFraction)
     a.insert(a.end(), {"--min-matmul-fraction", fmt::format("{}", o.min_matmul_fraction)});
-  if (o.python) a.insert(a.end(), {"--python", *o.python});
-  if (o.model) a.insert(a.end(), {"--model", *o.model, "--input", *o.input});
+  // The user's own strings go as --opt=VALUE: a value that itself starts with "--" reads back as given.
+  if (o.python) a.push_back("--python=" + *o.python);
+  if (o.model) a.insert(a.end(), {"--model=" + *o.model, "--input=" + *o.input});
   a.insert(a.end(), o.gtest_args.begin(), o.gtest_args.end());
   return a;
 }

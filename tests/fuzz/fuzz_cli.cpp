@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,7 @@
 
 namespace {
 
-const std::vector<std::string> kLayers = {"L1", "L2", "L3"};
+const std::vector<std::string> kLayers = {"L1", "L2", "L3", "L4", "L6"};  // what the diagnostic registers
 
 // A broken property: say which, then abort so that libFuzzer keeps the input.
 #define check(ok) ((ok) ? (void)0 : (std::fprintf(stderr, "property failed: %s (line %d)\n", #ok, __LINE__), std::abort()))
@@ -36,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check(o->device_index >= 0 && o->device_index <= 1023);
   check(o->timeout_s >= 5 && o->timeout_s <= 120);
   check(!o->output || !o->output->empty());
-  for (const auto& l : o->layers) check(l == "L1" || l == "L2" || l == "L3");
+  for (const auto& l : o->layers) check(std::find(kLayers.begin(), kLayers.end(), l) != kLayers.end());
   if (o->worker_fd >= 0) return 0;  // already the worker: main() never launches another from it
 
   const kd::ParseResult again = kd::parse_command_line(kd::worker_arguments(*o, 3), kLayers);

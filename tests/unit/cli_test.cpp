@@ -270,6 +270,7 @@ TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {
                                         "--inject-fault", "wrong-product", "--gtest_fail_fast", "--gtest_repeat=2"}));
   expect_worker_sees_the_same(parse_ok({"--device-index=5", "--gtest_filter=L2_*:L3_*", "--timeout", "60"}));
   expect_worker_sees_the_same(parse_ok({"--python", "python3", "--host-check"}));
+  expect_worker_sees_the_same(parse_ok({"--python=--odd-name"}));  // found by fuzz_cli: a value like an option
   expect_worker_sees_the_same(parse_ok({"--model", "m.pt", "--input", "s.json", "--device", "cpu"}));
   expect_worker_sees_the_same(parse_ok({"--min-bandwidth-fraction", "0.7", "--min-matmul-fraction", "0.123456789"}));
 }
