@@ -88,5 +88,12 @@ TEST(Redact, DefaultIdentityIsThisMachine) {
   }
 }
 
+TEST(Redact, TruncationDoesNotLeaveAUrlLookingLikeAPath) {  // found by fuzz_report
+  const std::string text = std::string(393, 'x') + " http://www.nvidia.com/Download";  // cut after "http:/"
+  const std::string out = redact(text, Identity{});
+  EXPECT_EQ(out.find(":/"), std::string::npos) << out;
+  EXPECT_EQ(out.substr(out.size() - 3), "...");
+}
+
 }  // namespace
 }  // namespace kd
