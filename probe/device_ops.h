@@ -17,4 +17,9 @@ void synchronize_or_throw(int index);
 // event_ms by CUDA events recorded on the current stream around the same region.
 void timed_on_device(int index, const std::function<void()>& fn, double* host_ms, double* event_ms);
 kd_status ceiling(int index, int kind, kd_ceiling_out* out);  // kd_ceiling_kind
+
+// L7 (probe_peer_cuda.cpp). all_reduce lives in probe_all_reduce_nccl.cpp where LibTorch has the NCCL
+// process group, else in probe_all_reduce_none.cpp, which says so.
+kd_status peer_copy(int src, int dst, int64_t bytes, int repeats, int fault, kd_peer_copy_out* out);
+kd_status all_reduce(int devices, kd_all_reduce_out* out);
 }  // namespace kd::probe

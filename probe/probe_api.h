@@ -4,7 +4,8 @@
 #pragma once
 #include <stdint.h>
 
-#define KD_PROBE_ABI_VERSION 5  // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing
+#define KD_PROBE_ABI_VERSION 7  // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
+                                // 7: the peer layer L7
 #define KD_PROBE_ENTRY "kd_probe_get_v1"
 
 #ifdef __cplusplus
@@ -122,6 +123,32 @@ typedef struct kd_ceiling_out {
   char desc[256];
 } kd_ceiling_out;
 
+// L7 peer layer, GPU only: a copy from one GPU to another. The source holds a known pattern
+// (0, 1, 2, ... as int32); the destination is compared with the same pattern built on the
+// destination itself, so a wrong byte is found on the device without trusting the copy.
+#define KD_PEER_MAX_REPEATS 32
+typedef struct kd_peer_copy_out {
+  int peer_access;         // cudaDeviceCanAccessPeer(src, dst); without it the copy goes through the host
+  int64_t bytes;
+  int64_t mismatches;      // elements that differ from the pattern
+  int64_t first_bad;       // the first such element's index, -1 when none
+  int64_t first_bad_value; // what it held
+  int repeats;             // timed copies (0 when only verified)
+  double seconds[KD_PEER_MAX_REPEATS];  // each by its own pair of CUDA events, after a warm-up
+  char desc[256];
+} kd_peer_copy_out;
+
+// L7 all-reduce across all visible GPUs through LibTorch's NCCL process group.
+typedef struct kd_all_reduce_out {
+  int ranks;              // one per GPU, each in its own thread
+  int64_t elements;       // per rank
+  int verified;           // every rank holds the expected sum in every element
+  double expected, first_wrong;  // the sum every element must hold; a value that differed (when not verified)
+  int wrong_rank;         // the first rank holding a wrong value, -1 when none
+  double seconds;         // the all-reduce, host clock, synchronized at both edges
+  char desc[256];
+} kd_all_reduce_out;
+
 typedef struct kd_probe_v1 {
   int abi_version;
   kd_status (*torch_info)(kd_torch_info* out);
@@ -142,6 +169,11 @@ typedef struct kd_probe_v1 {
   // L6 (ABI 5).
   kd_status (*timing_segments)(const kd_app_embed_in* in, int runs, kd_timing_out* out);
   kd_status (*ceiling)(int index, int kind, kd_ceiling_out* out);  // CPU-only builds: KD_ERR_UNSUPPORTED
+  // Peer layer (ABI 7). CPU-only builds: KD_ERR_UNSUPPORTED.
+  // Copies `bytes` from GPU src to GPU dst, verifies, then (repeats > 0) times that many more copies.
+  kd_status (*peer_copy)(int src, int dst, int64_t bytes, int repeats, int fault, kd_peer_copy_out* out);
+  // KD_ERR_UNSUPPORTED (with the reason) when this LibTorch has no NCCL process group.
+  kd_status (*all_reduce)(int devices, kd_all_reduce_out* out);
 } kd_probe_v1;
 
 typedef const kd_probe_v1* (*kd_probe_entry_fn)(void);
