@@ -1,0 +1,126 @@
+// L7 peer: with two or more GPUs, every ordered pair copies a known pattern from one GPU to the
+// other, verified on the destination (CHECK_FAILED names the pair), then the pair's bandwidth
+// (CUDA events, median of repeats) and an all-reduce across all GPUs through LibTorch's NCCL
+// process group when this LibTorch has one. Peer access is a fact, not a failure: without it
+// the copy goes through host memory and is measured as such. Run by --device-index all (with
+// two or more GPUs) and by --layers L7; facts go under /peer.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "fixtures/layer_test.h"
+#include "runner/event_channel.h"
+#include "verdict/performance.h"
+
+namespace kd {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kCopyBytes = int64_t(256) << 20;  // well past any cache; ~1 ms a copy over NVLink
+constexpr int kRepeats = 10;
+
+// Counts the visible GPUs; an outcome when the layer cannot go on (not applicable, or the query failed).
+std::optional<Outcome> unless_two_gpus(WorkerContext& ctx, int* count) {
+  if (ctx.cpu_mode()) return Outcome::not_applicable("not supported on CPU: the peer layer copies between GPUs");
+  kd_gpu_state g{};
+  const kd_status s = ctx.probe->gpu_state(&g);
+  if (s.kind != KD_OK) return backend_failure(s);
+  *count = g.device_count;
+  if (g.device_count < 2)
+    return Outcome::not_applicable(fmt::format("needs 2 GPUs; {} visible", g.device_count));
+  return std::nullopt;
+}
+
+// Calls fn(src, dst) for every ordered pair, each in its own stage so that a hang names the pair.
+template <class Fn>
+std::optional<Outcome> each_pair(int count, const char* stage, Fn fn) {
+  for (int src = 0; src < count; ++src)
+    for (int dst = 0; dst < count; ++dst) {
+      if (src == dst) continue;
+      events::stage(fmt::format("{}.{}_to_{}", stage, src, dst));
+      if (auto failed = fn(src, dst)) return failed;
+    }
+  return std::nullopt;
+}
+
+json square(int count) { return json(std::vector<json>(static_cast<size_t>(count), json(std::vector<json>(count)))); }
+
+Outcome wrong_copy(int src, int dst, const kd_peer_copy_out& out) {
+  return Outcome::fail(Code::CheckFailed,
+                       fmt::format("GPU {} -> GPU {}: {} of {} int32 elements differ from what was sent (first at element "
+                                   "{}: {}, expected {})",
+                                   src, dst, out.mismatches, out.bytes / 4, out.first_bad, out.first_bad_value, out.first_bad));
+}
+
+}  // namespace
+
+KD_LAYER(7, L7_Peer, "peer", false);
+
+KD_STEP(7, L7_Peer, Copy, "L7.copy", "L2.gpu_available") {
+  int count = 0;
+  if (auto na = unless_two_gpus(ctx, &count)) return *na;
+  ctx.fact("/peer/device_count", count);
+  json access = square(count), copies = json::array();
+  const auto failed = each_pair(count, "L7.copy", [&](int src, int dst) -> std::optional<Outcome> {
+    kd_peer_copy_out out{};
+    const kd_status s = ctx.probe->peer_copy(src, dst, kCopyBytes, 0, ctx.probe_fault(), &out);
+    if (s.kind != KD_OK) return backend_failure(s);
+    access[size_t(src)][size_t(dst)] = out.peer_access != 0;
+    copies.push_back({{"src", src}, {"dst", dst}, {"path", out.peer_access ? "peer" : "host"}, {"bytes", out.bytes},
+                      {"mismatches", out.mismatches}, {"verified", out.mismatches == 0}});
+    if (out.mismatches) return wrong_copy(src, dst, out);
+    return std::nullopt;
+  });
+  ctx.fact("/peer/access", access);  // what was learned, also when a pair failed
+  ctx.fact("/peer/copies", copies);
+  return failed.value_or(Outcome::pass());
+}
+
+KD_STEP(7, L7_Peer, Bandwidth, "L7.bandwidth", "L7.copy") {
+  int count = 0;
+  if (auto na = unless_two_gpus(ctx, &count)) return *na;
+  json matrix = square(count), pairs = json::array();
+  const auto failed = each_pair(count, "L7.bandwidth", [&](int src, int dst) -> std::optional<Outcome> {
+    auto out = std::make_unique<kd_peer_copy_out>();
+    const kd_status s = ctx.probe->peer_copy(src, dst, kCopyBytes, kRepeats, ctx.probe_fault(), out.get());
+    if (s.kind != KD_OK) return backend_failure(s);
+    if (out->mismatches) return wrong_copy(src, dst, *out);
+    if (out->repeats < 1) return Outcome::fail(Code::RuntimeError, "the probe timed no repeat");
+    std::vector<double> rates;  // GB/s: bytes copied (each crosses the link once)
+    for (int i = 0; i < out->repeats; ++i) rates.push_back(static_cast<double>(out->bytes) / out->seconds[i] / 1e9);
+    const double median = std::round(perf::median(rates) * 10) / 10;
+    matrix[size_t(src)][size_t(dst)] = median;
+    pairs.push_back({{"src", src}, {"dst", dst}, {"median", median}, {"min", *std::min_element(rates.begin(), rates.end())},
+                     {"max", *std::max_element(rates.begin(), rates.end())}, {"repeats", out->repeats},
+                     {"workload", out->desc}});
+    return std::nullopt;
+  });
+  ctx.fact("/peer/bandwidth", {{"unit", "GB/s"}, {"bytes", kCopyBytes}, {"matrix", matrix}, {"pairs", pairs}});
+  return failed.value_or(Outcome::pass());
+}
+
+KD_STEP(7, L7_Peer, AllReduce, "L7.all_reduce", "L7.copy") {
+  int count = 0;
+  if (auto na = unless_two_gpus(ctx, &count)) return *na;
+  kd_all_reduce_out out{};
+  const kd_status s = ctx.probe->all_reduce(count, &out);
+  if (s.kind == KD_ERR_UNSUPPORTED) {
+    ctx.fact("/peer/all_reduce", {{"status", "not_supported"}, {"message", s.message}});
+    return Outcome::not_applicable(s.message);
+  }
+  if (s.kind != KD_OK) return backend_failure(s);
+  ctx.fact("/peer/all_reduce", {{"status", out.verified ? "passed" : "failed"}, {"ranks", out.ranks},
+                                {"elements", out.elements}, {"expected", out.expected},
+                                {"ms", std::round(out.seconds * 1e6) / 1e3}, {"workload", out.desc}});
+  if (!out.verified)
+    return Outcome::fail(Code::CheckFailed, fmt::format("all-reduce over {} GPUs: rank {} holds {}, expected the sum {}",
+                                                        out.ranks, out.wrong_rank, out.first_wrong, out.expected));
+  return Outcome::pass();
+}
+
+}  // namespace kd
