@@ -48,6 +48,16 @@ std::string layer_table(const json& layers) {
   return out;
 }
 
+// --device-index all: each GPU's own verdict.
+std::string device_table(const json& devices) {
+  std::string out = "| GPU | Name | Verdict | Stage | Message |\n|---|---|---|---|---|\n";
+  for (const auto& d : devices)
+    out += fmt::format("| {} | {} | {} (exit {}) | {} | {} |\n", text::field(d, "index").dump(),
+                       markdown_text(str(d, "name", "")), code_span(d, "code"), text::field(d, "exit_code").dump(),
+                       code_span(d, "stage"), markdown_text(str(d, "message", "")));
+  return out;
+}
+
 }  // namespace
 
 std::string markdown_text(const std::string& text) {
@@ -70,6 +80,7 @@ std::string render_markdown_summary(const json& r) {
   out += row("Verdict", fmt::format("{} (exit {}), {}", code_span(r, "code"), r.value("exit_code", -1),
                                     passed ? "passed" : "**failed**"));
   out += row("Stage", code_span(r, "stage"));
+  if (text::field(r, "device_index").is_number()) out += row("Failing GPU", r["device_index"].dump());
   if (r["error"].is_object() && !str(r["error"], "message", "").empty())
     out += row("Cause", markdown_text(str(r["error"], "message")));
   out += row("Next action", markdown_text(str(r, "next_action")));
@@ -84,6 +95,7 @@ std::string render_markdown_summary(const json& r) {
   out += row("Suite", fmt::format("kernodeck-conformance {}, run {}", markdown_text(str(r["runtime"], "suite_version")),
                                   code_span(r, "run_id")));
   out += "\n" + layer_table(r["layers"]);
+  if (text::field(r, "devices").is_array() && !r["devices"].empty()) out += "\n" + device_table(r["devices"]);
   if (!r["warnings"].empty()) {
     out += "\n";
     for (const auto& w : r["warnings"]) out += "- ⚠️ " + markdown_text(w.is_string() ? w.get<std::string>() : w.dump()) + "\n";

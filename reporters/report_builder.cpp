@@ -29,7 +29,8 @@ json skeleton(const RunRecord& run) {
       {"duration_ms", run.duration_ms},
       {"requested",
        {{"device", o.device},
-        {"device_index", o.cpu_mode() ? json() : json(o.device_index)},
+        {"device_index", o.cpu_mode() || o.all_devices ? json() : json(o.device_index)},
+        {"all_devices", o.all_devices},
         {"timeout_s", o.timeout_s},
         {"report_file", o.output.has_value()},
         {"summary_file", o.summary_md.has_value()},
@@ -58,6 +59,7 @@ json skeleton(const RunRecord& run) {
       {"python", nullptr},
       {"app", nullptr},
       {"timing", nullptr},
+      {"peer", nullptr},
       {"layers", json::array()},
       {"markers", json::array()},
       {"warnings", json::array()},
@@ -93,10 +95,10 @@ bool is_plain(const json& v) {  // a scalar, or a list of scalars (pytorch.arch_
 
 // Facts come from the worker, which may be broken: they land only where the report has a place
 // for them and never reshape it. runtime, pytorch and execution have fixed keys taking plain
-// values; device (plain values), python, app and timing are objects the layers fill.
+// values; device (plain values), python, app, timing and peer are objects the layers fill.
 void apply_fact(json* report, const json& ev) {
   static const std::set<std::string> kFixed = {"runtime", "pytorch", "execution"};
-  static const std::set<std::string> kOpen = {"device", "python", "app", "timing"};
+  static const std::set<std::string> kOpen = {"device", "python", "app", "timing", "peer"};
   const std::string path = text(ev, "path");
   const json value = ev.contains("value") ? ev["value"] : json();
   if (path.size() < 2 || path[0] != '/') return;

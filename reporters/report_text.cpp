@@ -33,7 +33,8 @@ std::string device(const json& d) {
 }
 
 std::string target(const json& req) {
-  return str(req, "device") == "cpu" ? "cpu" : fmt::format("cuda:{}", field(req, "device_index").dump());
+  if (str(req, "device") == "cpu") return "cpu";
+  return field(req, "all_devices") == true ? "every visible GPU" : fmt::format("cuda:{}", field(req, "device_index").dump());
 }
 
 LayerCounts count_layer(const json& l) {

@@ -20,7 +20,7 @@ std::string libtorch(const nlohmann::json& pytorch);
 // "NVIDIA H200 (compute capability 9.0, 139.8 GiB)" from the report's device object.
 std::string device(const nlohmann::json& device);
 
-// "cuda:0" or "cpu": what was asked for.
+// "cuda:0", "cpu" or "every visible GPU": what was asked for.
 std::string target(const nlohmann::json& requested);
 
 struct LayerCounts {

@@ -74,6 +74,53 @@ std::string timing_lines(const json& t) {
   return out;
 }
 
+// --device-index all: one line per GPU.
+std::string device_lines(const json& devices, bool colour) {
+  std::string out;
+  for (const auto& d : devices) {
+    const bool ok = field(d, "exit_code") == 0;
+    const std::string verdict = fmt::format("{} (exit {})", str(d, "code"), field(d, "exit_code").dump());
+    out += fmt::format("  GPU {:<3} {:<24} {}", field(d, "index").dump(), str(d, "name", "(unknown)"),
+                       paint(colour, ok ? fmt::terminal_color::green : fmt::terminal_color::red, verdict));
+    if (!ok && field(d, "stage").is_string()) out += " at stage " + str(d, "stage");
+    if (!ok && field(d, "message").is_string()) out += ": " + str(d, "message");
+    out += "\n";
+  }
+  return out;
+}
+
+// L7: the copy bandwidth of every ordered pair as a matrix (row: from, column: to), then the all-reduce.
+std::string peer_lines(const json& p) {
+  std::string out;
+  const json& bw = field(p, "bandwidth");
+  const json& access = field(p, "access");
+  const json& matrix = field(bw, "matrix").is_array() ? field(bw, "matrix") : access;
+  if (matrix.is_array() && !matrix.empty()) {
+    out += fmt::format("Peer copies ({}; * no peer access: through host memory):\n  {:>8}",
+                       field(bw, "matrix").is_array() ? "GB/s, median, row to column" : "verified, row to column", "from\\to");
+    for (size_t j = 0; j < matrix.size(); ++j) out += fmt::format(" {:>9}", j);
+    out += "\n";
+    for (size_t i = 0; i < matrix.size(); ++i) {
+      out += fmt::format("  {:>8}", i);
+      for (size_t j = 0; j < matrix[i].size(); ++j) {
+        const json& v = matrix[i][j];
+        const bool no_peer = access.is_array() && i < access.size() && j < access[i].size() && access[i][j] == false;
+        const std::string cell = i == j ? "-" : v.is_number() ? fmt::format("{:.1f}", v.get<double>()) : v.is_boolean() ? "ok" : "?";
+        out += fmt::format(" {:>9}", cell + (no_peer ? "*" : ""));
+      }
+      out += "\n";
+    }
+  }
+  const json& ar = field(p, "all_reduce");
+  if (ar.is_object()) {
+    out += str(ar, "status") == "not_supported"
+               ? fmt::format("All-reduce: not supported: {}\n", str(ar, "message"))
+               : fmt::format("All-reduce (NCCL, {} GPUs): {}, {} ms\n", field(ar, "ranks").dump(), str(ar, "status"),
+                             number(field(ar, "ms")));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_terminal(const json& r, bool colour, const std::string& python_path) {
@@ -87,11 +134,22 @@ std::string render_terminal(const json& r, bool colour, const std::string& pytho
   for (const auto& l : field(r, "layers"))
     if (str(l, "status") != "not_run") out += layer_line(l, colour);
   if (field(r, "timing").is_object()) out += timing_lines(field(r, "timing"));
+  if (field(r, "devices").is_array()) {
+    const json& decided = field(r, "device_index");
+    if (field(r, "devices").empty())
+      out += "GPUs checked: none visible\n";
+    else
+      out += fmt::format("GPUs checked: {} (the layers above are GPU {}'s)\n", field(r, "devices").size(),
+                         decided.is_number() ? decided.dump() : "0");
+    out += device_lines(field(r, "devices"), colour);
+  }
+  if (field(r, "peer").is_object()) out += peer_lines(field(r, "peer"));
 
   const bool passed = str(r, "status") == "passed";
   const std::string verdict = fmt::format("{} (exit {})", str(r, "code"), r.value("exit_code", -1));
   out += fmt::format("Verdict: {}", paint(colour, passed ? fmt::terminal_color::green : fmt::terminal_color::red, verdict));
   if (!passed && field(r, "stage").is_string()) out += fmt::format(" at stage {}", field(r, "stage").get<std::string>());
+  if (!passed && field(r, "device_index").is_number()) out += fmt::format(" on GPU {}", field(r, "device_index").dump());
   out += "\n";
   const json& error = field(r, "error");
   if (!str(error, "message", "").empty()) out += fmt::format("  error: {}\n", str(error, "message"));

@@ -119,8 +119,11 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
     } else if (arg == "--device-index") {
       if (auto e = value(&v)) return *e;
       long n = 0;
-      if (!parse_int(v, 1023, &n))
-        return UsageError{fmt::format("--device-index must be a whole number from 0 to 1023, not '{}'", v)};
+      if (v == "all") {
+        o.all_devices = true;  // the supervisor hands each worker one index
+      } else if (!parse_int(v, 1023, &n)) {
+        return UsageError{fmt::format("--device-index must be a whole number from 0 to 1023, or 'all', not '{}'", v)};
+      }
       o.device_index = static_cast<int>(n);
     } else if (arg == "--timeout") {
       if (auto e = value(&v)) return *e;
@@ -196,6 +199,12 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
   if (full && (layers_given || o.has_gtest_flag("filter")))
     return UsageError{"--full runs every layer: give it without --layers or --gtest_filter"};
   if (full) o.layers = known_layers;
+  if (o.all_devices && o.cpu_mode())
+    return UsageError{"--device-index all checks every visible GPU: it cannot go with --device cpu"};
+  if (o.all_devices && o.in_process)
+    return UsageError{"--device-index all runs one worker per GPU: it cannot go with --in-process"};
+  if (o.all_devices && !o.gtest_args.empty())  // each GPU's worker would write the same gtest output, filter apart
+    return UsageError{"--device-index all chooses the tests for each GPU itself: use --layers, not --gtest_* flags"};
   if (o.model.has_value() != o.input.has_value())
     return UsageError{"--model and --input go together: the model, and the spec of its input and output contract"};
   if (o.model && !o.has_gtest_flag("filter")) {
@@ -232,7 +241,8 @@ names the first layer that fails. A plain run checks GPU 0 (layers L1-L3).
 
 Options:
   --device cuda|cpu     device to check (default cuda; cpu only when asked)
-  --device-index N      GPU index among the visible devices (default 0)
+  --device-index N      GPU index among the visible devices (default 0); "all":
+                        every visible GPU, one verdict each, then the peer layer
   --timeout S           whole-run limit in seconds, 5 to 120 (default 30)
   --output FILE         also write the JSON report to FILE, a new file
                         (an existing path is never overwritten: exit 12)
@@ -240,7 +250,7 @@ Options:
                         rules as --output), e.g. for $GITHUB_STEP_SUMMARY
   --layers L1,L3        run only these layers (or choose tests with --gtest_filter);
                         "app" means L1-L4: the fixed check, then the application layer
-  --full                run every layer (L4 and L6 included)
+  --full                run every layer (L4, L6 and L7 included)
   --model FILE          L4: also check your TorchScript model (implies --layers app)
   --input SPEC.json     L4: its inputs (names, shapes, dtypes, ranges) and output contract
   --min-bandwidth-fraction F

@@ -13,6 +13,7 @@ inline constexpr double kDefaultMinBandwidthFraction = 0.6, kDefaultMinMatmulFra
 struct Options {
   std::string device = "cuda";  // "cuda" or "cpu"; never falls back silently
   int device_index = 0;
+  bool all_devices = false;            // --device-index all: one worker per visible GPU, then the peer layer
   double timeout_s = 30;
   std::optional<std::string> output;   // a new file for the JSON report
   std::optional<std::string> summary_md;  // a new file for the Markdown summary (CI job summaries)

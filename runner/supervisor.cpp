@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "all_devices.h"
 #include "event_channel.h"
 #include "host_check.h"
 #include "subprocess.h"
@@ -242,16 +243,13 @@ int supervise(const Options& o, const std::string& exe) {
       return exit_code(Code::UsageError);
     }
   }
-  RunRecord run;
-  run.options = o;
-  run.start_mono_ms = events::monotonic_ms();
+  RunRecord base;
+  base.start_mono_ms = events::monotonic_ms();
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");  // its value never leaves this process
-  run.visible_devices_env = !visible ? "unset" : *visible ? "set" : "empty";
+  base.visible_devices_env = !visible ? "unset" : *visible ? "set" : "empty";
   std::future<nlohmann::json> host = o.host_check ? start_host_check() : std::future<nlohmann::json>();
-  run.run_id = random_run_id();
-  Options worker_options = o;
-  worker_options.run_id = run.run_id;  // the worker's markers carry it
-  run.started_at = utc_now();
+  base.run_id = random_run_id();
+  base.started_at = utc_now();
   const auto start = Clock::now();
 
   struct sigaction sa {}, old_int{}, old_term{}, old_hup{};
@@ -260,24 +258,35 @@ int supervise(const Options& o, const std::string& exe) {
   ::sigaction(SIGTERM, &sa, &old_term);
   ::sigaction(SIGHUP, &sa, &old_hup);
 
-  if (o.in_process) {
-    std::vector<std::string> lines;
-    const int rc = run_worker(worker_options, exe.c_str(), [&](const std::string& l) { lines.push_back(l); });
-    events::LineCollector c;
-    for (const auto& l : lines) c.feed(l);
-    run.events = c.events();
-    run.worker.exited = true;
-    run.worker.exit_status = rc;
-  } else {
-    run_child(worker_options, exe, &run);
-  }
+  // One worker and its report. --device-index all calls it once per GPU (runner/all_devices.h).
+  auto run_one = [&](const Options& options) {
+    RunRecord run = base;
+    run.options = options;
+    Options worker_options = options;
+    worker_options.run_id = run.run_id;  // the worker's markers carry it
+    const auto run_start = Clock::now();
+    if (options.in_process) {
+      std::vector<std::string> lines;
+      const int rc = run_worker(worker_options, exe.c_str(), [&](const std::string& l) { lines.push_back(l); });
+      events::LineCollector c;
+      for (const auto& l : lines) c.feed(l);
+      run.events = c.events();
+      run.worker.exited = true;
+      run.worker.exit_status = rc;
+    } else {
+      run_child(worker_options, exe, &run);
+    }
+    if (host.valid()) base.host = host.get();  // at most 3 s from its start, which overlapped the first worker
+    run.host = base.host;
+    run.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - run_start).count();
+    return build_report(run, layer_infos());
+  };
+  nlohmann::json report = o.all_devices ? check_all_devices(o, run_one, [] { return g_stop_signal != 0; }) : run_one(o);
+  report["duration_ms"] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);
   ::sigaction(SIGHUP, &old_hup, nullptr);
-  if (host.valid()) run.host = host.get();  // at most 3 s from its start, which overlapped the worker
-  run.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 
-  nlohmann::json report = build_report(run, layer_infos());
   // SIGXFSZ ignored: a file size limit then fails a write (EFBIG) instead of killing this process
   // halfway through it, which would leave a partial temporary file and no verdict.
   struct sigaction ignore {}, old_xfsz{};

@@ -75,7 +75,7 @@ def expected_default_code():
     return ("GPU_CHECK_PASSED", 0) if machine_has_gpu() else ("GPU_UNAVAILABLE", 6)
 
 
-VERDICT = re.compile(r"^Verdict: (\w+) \(exit (\d+)\)(?: at stage (\S+))?$", re.M)
+VERDICT = re.compile(r"^Verdict: (\w+) \(exit (\d+)\)(?: at stage (\S+))?(?: on GPU \d+)?$", re.M)
 
 
 class Result:

@@ -13,7 +13,7 @@
 
 namespace {
 
-const std::vector<std::string> kLayers = {"L1", "L2", "L3", "L4", "L6"};  // what the diagnostic registers
+const std::vector<std::string> kLayers = {"L1", "L2", "L3", "L4", "L6", "L7"};  // what the diagnostic registers
 
 // A broken property: say which, then abort so that libFuzzer keeps the input.
 #define check(ok) ((ok) ? (void)0 : (std::fprintf(stderr, "property failed: %s (line %d)\n", #ok, __LINE__), std::abort()))
@@ -35,6 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!o) return 0;  // --help
   check(o->device == "cuda" || o->device == "cpu");
   check(o->device_index >= 0 && o->device_index <= 1023);
+  check(!o->all_devices || (!o->cpu_mode() && !o->in_process && o->gtest_args.empty()));
   check(o->timeout_s >= 5 && o->timeout_s <= 120);
   check(!o->output || !o->output->empty());
   for (const auto& l : o->layers) check(std::find(kLayers.begin(), kLayers.end(), l) != kLayers.end());
@@ -43,6 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const kd::ParseResult again = kd::parse_command_line(kd::worker_arguments(*o, 3), kLayers);
   const auto* w = std::get_if<kd::Options>(&again);
   check(w != nullptr);
+  check(!w->all_devices);  // the supervisor hands each worker one GPU
   check(w->worker_fd == 3 && w->device == o->device && w->device_index == o->device_index);
   check(w->layers == o->layers && w->fault == o->fault && w->gtest_args == o->gtest_args);
   return 0;

@@ -275,5 +275,29 @@ TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {
   expect_worker_sees_the_same(parse_ok({"--min-bandwidth-fraction", "0.7", "--min-matmul-fraction", "0.123456789"}));
 }
 
+TEST(Cli, DeviceIndexAllChecksEveryGpuAndTheWorkerGetsOneIndex) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--device-index", "all"}, {"--device-index=all"}}) {
+    const Options o = parse_ok(args);
+    EXPECT_TRUE(o.all_devices) << shown(args);
+    EXPECT_EQ(o.device_index, 0);
+  }
+  EXPECT_FALSE(parse_ok({"--device-index", "3"}).all_devices);
+  Options o = parse_ok({"--device-index", "all", "--layers", "L2,L3"});
+  o.device_index = 1;  // the supervisor picks each GPU in turn; "all" never reaches a worker
+  const std::vector<std::string> w = worker_arguments(o, 3);
+  EXPECT_EQ(std::find(w.begin(), w.end(), "all"), w.end());
+  expect_worker_sees_the_same(o);
+  EXPECT_FALSE(parse_ok(w).all_devices);
+}
+
+TEST(Cli, DeviceIndexAllRefusesWhatCannotBeDoneOncePerGpu) {
+  EXPECT_NE(usage_error({"--device", "cpu", "--device-index", "all"}).find("--device cpu"), std::string::npos);
+  EXPECT_NE(usage_error({"--device-index", "all", "--in-process"}).find("--in-process"), std::string::npos);
+  EXPECT_NE(usage_error({"--device-index", "all", "--gtest_filter=L3_*"}).find("--layers"), std::string::npos);
+  EXPECT_NE(usage_error({"--device-index", "all", "--gtest_output=xml:x.xml"}).find("--gtest_"), std::string::npos);
+  EXPECT_NE(usage_error({"--device-index", "All"}).find("or 'all'"), std::string::npos);
+  EXPECT_NE(usage_error({"--device-index", "all", "--device-index", "0"}).find("more than once"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kd

@@ -1,0 +1,87 @@
+#include "device_merge.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace kd {
+namespace {
+
+using nlohmann::json;
+
+const json& at(const json& j, const char* key) {
+  static const json null;
+  return j.is_object() && j.contains(key) ? j[key] : null;
+}
+
+bool passed(const json& r) { return at(r, "status") == "passed"; }
+
+json device_entry(int index, const json& r) {
+  const json& name = at(at(r, "device"), "name");
+  const json& message = at(at(r, "error"), "message");
+  return {{"index", index},
+          {"name", name.is_string() ? name : json()},
+          {"code", at(r, "code")},
+          {"exit_code", at(r, "exit_code")},
+          {"stage", at(r, "stage")},
+          {"message", message.is_string() ? message : json()}};
+}
+
+// Each distinct warning once, naming the GPUs that gave it unless every one did.
+json device_warnings(const std::vector<json>& per_device) {
+  std::vector<std::pair<std::string, std::vector<size_t>>> seen;
+  for (size_t i = 0; i < per_device.size(); ++i)
+    for (const auto& w : at(per_device[i], "warnings")) {
+      if (!w.is_string()) continue;
+      auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == w.get<std::string>(); });
+      if (it == seen.end()) it = seen.insert(seen.end(), {w.get<std::string>(), {}});
+      if (it->second.empty() || it->second.back() != i) it->second.push_back(i);
+    }
+  json out = json::array();
+  for (const auto& [text, gpus] : seen)
+    out.push_back(gpus.size() == per_device.size() ? text : fmt::format("GPU {}: {}", fmt::join(gpus, ", "), text));
+  return out;
+}
+
+// The peer layer's facts and L7 results; its verdict when it is the only failure.
+void merge_peer(json* merged, const json& peer, bool a_device_failed) {
+  (*merged)["peer"] = at(peer, "peer");
+  for (auto& layer : (*merged)["layers"])
+    for (const auto& pl : at(peer, "layers"))
+      if (at(layer, "id") == "L7" && at(pl, "id") == "L7") layer = pl;
+  json& warnings = (*merged)["warnings"];
+  for (const auto& w : at(peer, "warnings"))
+    if (w.is_string() && std::find(warnings.begin(), warnings.end(), w) == warnings.end())
+      warnings.push_back("peer layer: " + w.get<std::string>());
+  if (a_device_failed || passed(peer)) return;
+  for (const char* key : {"status", "code", "exit_code", "stage", "error", "next_action"}) (*merged)[key] = at(peer, key);
+}
+
+}  // namespace
+
+int visible_device_count(const json& report) {
+  const json& n = at(at(report, "pytorch"), "visible_device_count");
+  return n.is_number_integer() ? std::max(0, n.get<int>()) : 0;
+}
+
+json merge_device_reports(const std::vector<json>& per_device, const json& peer) {
+  if (per_device.empty()) return json();
+  const bool any_gpu = visible_device_count(per_device[0]) > 0;
+  const auto failed = std::find_if(per_device.begin(), per_device.end(), [](const json& r) { return !passed(r); });
+  const bool a_device_failed = failed != per_device.end();
+  json merged = a_device_failed ? *failed : per_device[0];
+  json devices = json::array();
+  for (size_t i = 0; any_gpu && i < per_device.size(); ++i) devices.push_back(device_entry(static_cast<int>(i), per_device[i]));
+  merged["devices"] = devices;
+  merged["device_index"] = a_device_failed && any_gpu ? json(failed - per_device.begin()) : json();
+  merged["requested"] = at(per_device[0], "requested");
+  merged["requested"]["device_index"] = nullptr;
+  merged["requested"]["all_devices"] = true;
+  merged["warnings"] = device_warnings(per_device);
+  if (!peer.is_null()) merge_peer(&merged, peer, a_device_failed);
+  return merged;
+}
+
+}  // namespace kd

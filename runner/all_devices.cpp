@@ -1,0 +1,48 @@
+#include "all_devices.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "reporters/device_merge.h"
+
+namespace kd {
+
+std::vector<std::string> per_device_layers(const std::vector<std::string>& layers) {
+  std::vector<std::string> out;
+  std::copy_if(layers.begin(), layers.end(), std::back_inserter(out), [](const std::string& l) { return l != "L7"; });
+  if (out.empty() && !layers.empty()) out.push_back("L2");
+  return out;
+}
+
+bool wants_peer_layer(const std::vector<std::string>& layers) {
+  return layers.empty() || std::find(layers.begin(), layers.end(), "L7") != layers.end();
+}
+
+nlohmann::json check_all_devices(const Options& o, const std::function<nlohmann::json(const Options&)>& run_one,
+                                 const std::function<bool()>& stopped) {
+  Options each = o;
+  each.all_devices = false;
+  each.layers = per_device_layers(o.layers);
+  std::vector<nlohmann::json> reports;
+  each.device_index = 0;
+  reports.push_back(run_one(each));
+  const int count = visible_device_count(reports[0]);
+  for (int i = 1; i < count && !stopped(); ++i) {
+    each.device_index = i;
+    reports.push_back(run_one(each));
+  }
+  nlohmann::json peer;
+  if (count >= 2 && wants_peer_layer(o.layers) && !stopped()) {
+    Options p = each;
+    p.device_index = 0;
+    p.layers = {"L7"};
+    peer = run_one(p);
+  }
+  nlohmann::json merged = merge_device_reports(reports, peer);
+  if (static_cast<int>(reports.size()) < count)
+    merged["warnings"].push_back(fmt::format("the run was interrupted: GPUs {} to {} were not checked", reports.size(), count - 1));
+  return merged;
+}
+
+}  // namespace kd
