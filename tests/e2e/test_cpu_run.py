@@ -15,7 +15,7 @@ class CpuRun(DiagnosticTest):
         self.assertEqual(rep["next_action"], "conclude nothing about CUDA or ROCm")
         self.assertRegex(rep["run_id"], "^[0-9a-f]{16}$")
         self.assertEqual(rep["requested"], {
-            "device": "cpu", "device_index": None, "timeout_s": 30.0, "report_file": True, "summary_file": False,
+            "device": "cpu", "device_index": None, "all_devices": False, "timeout_s": 30.0, "report_file": True, "summary_file": False,
             "layers": None,
             "gtest_filter": None, "in_process": False, "fault_injection": None, "host_check": False,
             "python": False, "model": False, "bundle": False,
@@ -34,9 +34,10 @@ class CpuRun(DiagnosticTest):
             self.assertTrue(rep["runtime"][key], key)
         self.assertEqual(rep["runtime"]["os_family"], "linux")
         layers = {l["id"]: l for l in rep["layers"]}
-        self.assertEqual(list(layers), ["L1", "L2", "L3", "L4", "L6"])
-        self.assertEqual(layers["L4"]["status"], "not_run")  # L4 and L6 are off in a plain run
-        self.assertEqual(layers["L6"]["status"], "not_run")
+        self.assertEqual(list(layers), ["L1", "L2", "L3", "L4", "L6", "L7"])
+        for off in ("L4", "L6", "L7"):  # off in a plain run
+            self.assertEqual(layers[off]["status"], "not_run", off)
+        self.assertIsNone(rep["peer"])
         self.assertIsNone(rep["app"])
         self.assertIsNone(rep["timing"])
         self.assertEqual(layers["L1"]["status"], "passed")
@@ -56,7 +57,8 @@ class CpuRun(DiagnosticTest):
         r = self.run_kd("--device", "cpu", "--gtest_filter=L3_TinyOp.*")
         self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
         layers = {l["id"]: l["status"] for l in r.report["layers"]}
-        self.assertEqual(layers, {"L1": "not_run", "L2": "not_run", "L3": "passed", "L4": "not_run", "L6": "not_run"})
+        self.assertEqual(layers, {"L1": "not_run", "L2": "not_run", "L3": "passed", "L4": "not_run", "L6": "not_run",
+                                  "L7": "not_run"})
         self.assertTrue(r.report["pytorch"]["loaded"])  # L1's import ran as a prerequisite
 
     def test_partial_filter_is_not_a_device_verdict(self):
