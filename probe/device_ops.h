@@ -17,4 +17,10 @@ void synchronize_or_throw(int index);
 // event_ms by CUDA events recorded on the current stream around the same region.
 void timed_on_device(int index, const std::function<void()>& fn, double* host_ms, double* event_ms);
 kd_status ceiling(int index, int kind, kd_ceiling_out* out);  // kd_ceiling_kind
+
+// L5 (these throw; probe_memory_cuda.cpp). The caching allocator of one device.
+kd_memory_counters memory_now(int index);
+void memory_reset_peak(int index);
+void memory_empty_cache();                             // returns cached, unreferenced memory to the driver
+void memory_set_fraction(int index, double fraction);  // caps what the allocator may hold (1: the whole device)
 }  // namespace kd::probe
