@@ -18,6 +18,11 @@ void synchronize_or_throw(int index);
 void timed_on_device(int index, const std::function<void()>& fn, double* host_ms, double* event_ms);
 kd_status ceiling(int index, int kind, kd_ceiling_out* out);  // kd_ceiling_kind
 
+// L5 (these throw; probe_memory_cuda.cpp). The caching allocator of one device.
+kd_memory_counters memory_now(int index);
+void memory_reset_peak(int index);
+void memory_empty_cache();                             // returns cached, unreferenced memory to the driver
+void memory_set_fraction(int index, double fraction);  // caps what the allocator may hold (1: the whole device)
 // L7 (probe_peer_cuda.cpp). all_reduce lives in probe_all_reduce_nccl.cpp where LibTorch has the NCCL
 // process group, else in probe_all_reduce_none.cpp, which says so.
 kd_status peer_copy(int src, int dst, int64_t bytes, int repeats, int fault, kd_peer_copy_out* out);

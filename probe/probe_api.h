@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #define KD_PROBE_ABI_VERSION 7  // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
-                                // 7: the peer layer L7
+                                // 6: L5 memory; 7: the peer layer L7
 #define KD_PROBE_ENTRY "kd_probe_get_v1"
 
 #ifdef __cplusplus
@@ -123,6 +123,35 @@ typedef struct kd_ceiling_out {
   char desc[256];
 } kd_ceiling_out;
 
+// L5: the caching allocator's counters for one device, and the device's free/total (cudaMemGetInfo).
+typedef struct kd_memory_counters {
+  uint64_t allocated, reserved, peak_allocated, device_free, device_total;
+} kd_memory_counters;
+
+// L5's workload: the L4 embeddings model with a larger token table, run with gradients on
+// through named steps. Each phase's peak_allocated is the peak since the previous step.
+enum kd_memory_step { KD_MEM_BASELINE = 0, KD_MEM_LOAD, KD_MEM_FIRST_COMPUTE, KD_MEM_ITERATIONS, KD_MEM_EMPTY_CACHE, KD_MEM_STEPS };
+#define KD_MEMORY_MAX_ITERATIONS 64
+typedef struct kd_memory_in {
+  kd_app_embed_in input;  // the inputs (ids, lengths) and the batch size
+  int64_t vocab;          // rows of the token table: the weights are vocab x 32 float32
+  int iterations;         // computes after the first one
+  int leak;               // test-only: keep each iteration's loss tensor (and so its graph) in a history
+  double fraction;        // > 0: cap the caching allocator at this fraction of the device during the workload
+} kd_memory_in;
+
+typedef struct kd_memory_out {
+  int counters;                                 // 1: allocator counters were read (GPU); 0: CPU, none exist
+  int steps_done;                               // named steps finished (kd_memory_step)
+  kd_memory_counters at[KD_MEM_STEPS];          // after each named step
+  int iterations_done;
+  uint64_t iteration_allocated[KD_MEMORY_MAX_ITERATIONS];  // allocated after each iteration
+  uint64_t weights_bytes, activation_bytes;     // the table; one [batch, length, 32] float32 activation
+  int failed_step;                              // the step that failed (kd_memory_step), -1 if none
+  kd_memory_counters at_failure;                // read right after the failure (GPU)
+  int referenced_intact;                        // after emptyCache the model computes the first vectors exactly
+  char desc[256];
+} kd_memory_out;
 // L7 peer layer, GPU only: a copy from one GPU to another. The source holds a known pattern
 // (0, 1, 2, ... as int32); the destination is compared with the same pattern built on the
 // destination itself, so a wrong byte is found on the device without trusting the copy.
@@ -169,6 +198,9 @@ typedef struct kd_probe_v1 {
   // L6 (ABI 5).
   kd_status (*timing_segments)(const kd_app_embed_in* in, int runs, kd_timing_out* out);
   kd_status (*ceiling)(int index, int kind, kd_ceiling_out* out);  // CPU-only builds: KD_ERR_UNSUPPORTED
+  // L5 (ABI 6).
+  // step(user, name) is called as each named step starts ("load", "first_compute", "iterations", "empty_cache").
+  kd_status (*memory_workload)(const kd_memory_in* in, kd_memory_out* out, kd_marker_sink step, void* user);
   // Peer layer (ABI 7). CPU-only builds: KD_ERR_UNSUPPORTED.
   // Copies `bytes` from GPU src to GPU dst, verifies, then (repeats > 0) times that many more copies.
   kd_status (*peer_copy)(int src, int dst, int64_t bytes, int repeats, int fault, kd_peer_copy_out* out);

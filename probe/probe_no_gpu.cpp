@@ -18,5 +18,9 @@ kd_status spin_forever(int) { return unsupported(); }
 void synchronize_or_throw(int) { throw std::runtime_error(unsupported().message); }
 void timed_on_device(int, const std::function<void()>&, double*, double*) { throw std::runtime_error(unsupported().message); }
 kd_status ceiling(int, int, kd_ceiling_out*) { return unsupported(); }
+kd_memory_counters memory_now(int) { throw std::runtime_error(unsupported().message); }
+void memory_reset_peak(int) { throw std::runtime_error(unsupported().message); }
+void memory_empty_cache() { throw std::runtime_error(unsupported().message); }
+void memory_set_fraction(int, double) { throw std::runtime_error(unsupported().message); }
 kd_status peer_copy(int, int, int64_t, int, int, kd_peer_copy_out*) { return unsupported(); }
 }  // namespace kd::probe

@@ -30,6 +30,7 @@ json redacted_command(const Options& o) {
   if (!o.layers.empty()) a.insert(a.end(), {"--layers", fmt::format("{}", fmt::join(o.layers, ","))});
   if (o.model) a.insert(a.end(), {"--model", "<file>", "--input", "<file>"});
   if (o.python) a.insert(a.end(), {"--python", "<interpreter>"});
+  if (o.memory_fraction) a.insert(a.end(), {"--memory-fraction", fmt::format("{}", *o.memory_fraction)});
   if (o.host_check) a.push_back("--host-check");
   if (o.output) a.insert(a.end(), {"--output", "<file>"});
   a.insert(a.end(), {"--bundle", "<folder>"});
@@ -72,7 +73,8 @@ std::map<std::string, std::string> bundle_files(const json& report, const Option
       {"steps.json", dump({{"last_successful_step", last_successful_step(report)},
                            {"stage", report.value("stage", json())}, {"first_error", report.value("error", json())}})},
       {"memory.json", dump({{"observations", report.value("memory", json())},
-                            {"note", report.contains("memory") ? "from L5" : "L5 did not run: no memory observations"}})},
+                            {"note", report.value("memory", json()).is_object() ? "from L5 (see README, Layer L5)"
+                                                                              : "L5 did not run: no memory observations"}})},
       {"outputs.json", dump({{"app", app}, {"execution", report.value("execution", json())}})},
       {"report.json", dump(report)},
   };

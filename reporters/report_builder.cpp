@@ -43,6 +43,7 @@ json skeleton(const RunRecord& run) {
         {"bundle", o.bundle.has_value()},
         {"min_bandwidth_fraction", o.min_bandwidth_fraction},
         {"min_matmul_fraction", o.min_matmul_fraction},
+        {"memory_fraction", o.memory_fraction ? json(*o.memory_fraction) : json()},
         {"fault_injection", o.fault.empty() ? json() : json(o.fault)}}},
       {"runtime",
        {{"os_family", nullptr}, {"os_name", nullptr}, {"arch", nullptr}, {"libc", nullptr}, {"compiler", nullptr},
@@ -59,6 +60,7 @@ json skeleton(const RunRecord& run) {
       {"python", nullptr},
       {"app", nullptr},
       {"timing", nullptr},
+      {"memory", nullptr},
       {"peer", nullptr},
       {"layers", json::array()},
       {"markers", json::array()},
@@ -95,10 +97,10 @@ bool is_plain(const json& v) {  // a scalar, or a list of scalars (pytorch.arch_
 
 // Facts come from the worker, which may be broken: they land only where the report has a place
 // for them and never reshape it. runtime, pytorch and execution have fixed keys taking plain
-// values; device (plain values), python, app, timing and peer are objects the layers fill.
+// values; device (plain values), python, app, timing, memory and peer are objects the layers fill.
 void apply_fact(json* report, const json& ev) {
   static const std::set<std::string> kFixed = {"runtime", "pytorch", "execution"};
-  static const std::set<std::string> kOpen = {"device", "python", "app", "timing", "peer"};
+  static const std::set<std::string> kOpen = {"device", "python", "app", "timing", "memory", "peer"};
   const std::string path = text(ev, "path");
   const json value = ev.contains("value") ? ev["value"] : json();
   if (path.size() < 2 || path[0] != '/') return;
@@ -179,6 +181,24 @@ const json* find_event(const std::vector<json>& events, const char* kind) {
   return nullptr;
 }
 
+// L5's record of an out-of-memory (/memory/oom), for the phase's cause and next action.
+std::optional<memory::OomEvent> oom_event(const json& memory) {
+  if (!memory.is_object() || !memory.contains("oom") || !memory["oom"].is_object()) return std::nullopt;
+  const json& o = memory["oom"];
+  auto count = [&](const char* k) { return o.contains(k) && o[k].is_number_unsigned() ? o[k].get<uint64_t>() : uint64_t(0); };
+  memory::OomEvent e;
+  e.phase = text(o, "phase");
+  if (o.contains("requested_bytes") && o["requested_bytes"].is_number_unsigned()) e.requested = o["requested_bytes"].get<uint64_t>();
+  e.device_numbers = o.contains("device_total_bytes") && o["device_total_bytes"].is_number_unsigned();
+  e.device_free = count("device_free_bytes");
+  e.device_total = count("device_total_bytes");
+  e.reserved = count("reserved_bytes");
+  e.allocated = count("allocated_bytes");
+  if (o.contains("fraction") && o["fraction"].is_number()) e.fraction = o["fraction"].get<double>();
+  if (e.phase.empty()) return std::nullopt;
+  return e;
+}
+
 HintContext hint_context(const json& report, const RunRecord& run) {
   HintContext c;
   auto text = [](const json& j, const char* k) { return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : ""; };
@@ -188,6 +208,7 @@ HintContext hint_context(const json& report, const RunRecord& run) {
   if (report["execution"]["arch_supported"].is_boolean()) c.arch_supported = report["execution"]["arch_supported"].get<bool>();
   if (run.host.is_object() && !run.host["gpus"].empty()) c.driver_version = text(run.host["gpus"][0], "driver_version");
   c.visible_devices_env = run.visible_devices_env;
+  c.oom = oom_event(report["memory"]);
   c.stage = report["stage"].is_string() ? report["stage"].get<std::string>() : "";
   return c;
 }

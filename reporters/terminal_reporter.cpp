@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "report_text.h"
+#include "verdict/memory_checks.h"
 
 namespace kd {
 namespace {
@@ -74,6 +75,34 @@ std::string timing_lines(const json& t) {
   return out;
 }
 
+std::string bytes(const json& v) { return v.is_number() ? memory::bytes_text(v.get<double>()) : "-"; }
+
+// L5: the allocator's counters at each named step, the growth per iteration, what emptyCache returned.
+std::string memory_lines(const json& m) {
+  std::string out;
+  const json& steps = field(m, "steps");
+  const json& it = field(m, "iterations");
+  if (!steps.is_array()) {
+    out += fmt::format("Memory ({}): the workload ran {} iterations; no allocator counters on this device\n", str(m, "device"),
+                       field(it, "n").dump());
+    return out;
+  }
+  out += fmt::format("Memory ({}): {:<20} {:>11} {:>11} {:>11}\n", str(m, "device"), "step", "allocated", "reserved", "peak");
+  const std::string pad(fmt::format("Memory ({}): ", str(m, "device")).size(), ' ');
+  for (const auto& s : steps)
+    out += fmt::format("{}{:<20} {:>11} {:>11} {:>11}\n", pad, str(s, "name"), bytes(field(s, "allocated_bytes")),
+                       bytes(field(s, "reserved_bytes")), bytes(field(s, "peak_allocated_bytes")));
+  if (field(it, "growth_per_iteration_bytes").is_number())
+    out += fmt::format("  growth {} per iteration over {} iterations (tolerance {})\n", bytes(field(it, "growth_per_iteration_bytes")),
+                       field(it, "n").dump(), bytes(field(it, "tolerance_bytes")));
+  const json& ec = field(m, "empty_cache");
+  if (ec.is_object())
+    out += fmt::format("  emptyCache returned {} of {} cached; allocated {} before, {} after\n", bytes(field(ec, "returned_bytes")),
+                       bytes(field(ec, "cached_before_bytes")), bytes(field(ec, "allocated_before_bytes")),
+                       bytes(field(ec, "allocated_after_bytes")));
+  return out;
+}
+
 // --device-index all: one line per GPU.
 std::string device_lines(const json& devices, bool colour) {
   std::string out;
@@ -133,6 +162,7 @@ std::string render_terminal(const json& r, bool colour, const std::string& pytho
   if (field(r, "host").is_object()) out += host_line(field(r, "host"));
   for (const auto& l : field(r, "layers"))
     if (str(l, "status") != "not_run") out += layer_line(l, colour);
+  if (field(r, "memory").is_object() && field(field(r, "memory"), "device").is_string()) out += memory_lines(field(r, "memory"));
   if (field(r, "timing").is_object()) out += timing_lines(field(r, "timing"));
   if (field(r, "devices").is_array()) {
     const json& decided = field(r, "device_index");

@@ -10,7 +10,7 @@
 
 namespace kd {
 
-const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error"};
+const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error", "leak"};
 
 namespace {
 
@@ -159,6 +159,12 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       if (!parse_seconds(v, &f) || f < 0 || f > 1)
         return UsageError{fmt::format("{} must be a fraction from 0 to 1, not '{}'", arg, v)};
       (arg == "--min-bandwidth-fraction" ? o.min_bandwidth_fraction : o.min_matmul_fraction) = f;
+    } else if (arg == "--memory-fraction") {
+      if (auto e = value(&v)) return *e;
+      double f = 0;
+      if (!parse_seconds(v, &f) || f <= 0 || f > 1)
+        return UsageError{fmt::format("--memory-fraction must be a fraction above 0 and at most 1, not '{}'", v)};
+      o.memory_fraction = f;
     } else if (arg == "--inject-fault") {
       if (auto e = value(&v)) return *e;
       if (std::find(kFaults.begin(), kFaults.end(), v) == kFaults.end())
@@ -198,6 +204,8 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
     return UsageError{"--layers and --gtest_filter both choose tests: give one of them"};
   if (full && (layers_given || o.has_gtest_flag("filter")))
     return UsageError{"--full runs every layer: give it without --layers or --gtest_filter"};
+  if (o.memory_fraction && o.cpu_mode())
+    return UsageError{"--memory-fraction caps the GPU's caching allocator: it has no meaning with --device cpu"};
   if (full) o.layers = known_layers;
   if (o.all_devices && o.cpu_mode())
     return UsageError{"--device-index all checks every visible GPU: it cannot go with --device cpu"};
@@ -226,6 +234,7 @@ std::vector<std::string> worker_arguments(const Options& o, int event_fd) {
     a.insert(a.end(), {"--min-bandwidth-fraction", fmt::format("{}", o.min_bandwidth_fraction)});
   if (o.min_matmul_fraction != kDefaultMinMatmulFraction)
     a.insert(a.end(), {"--min-matmul-fraction", fmt::format("{}", o.min_matmul_fraction)});
+  if (o.memory_fraction) a.insert(a.end(), {"--memory-fraction", fmt::format("{}", *o.memory_fraction)});
   // The user's own strings go as --opt=VALUE: a value that itself starts with "--" reads back as given.
   if (o.python) a.push_back("--python=" + *o.python);
   if (o.model) a.insert(a.end(), {"--model=" + *o.model, "--input=" + *o.input});
@@ -250,7 +259,7 @@ Options:
                         rules as --output), e.g. for $GITHUB_STEP_SUMMARY
   --layers L1,L3        run only these layers (or choose tests with --gtest_filter);
                         "app" means L1-L4: the fixed check, then the application layer
-  --full                run every layer (L4, L6 and L7 included)
+  --full                run every layer (L4 to L7 included)
   --model FILE          L4: also check your TorchScript model (implies --layers app)
   --input SPEC.json     L4: its inputs (names, shapes, dtypes, ranges) and output contract
   --min-bandwidth-fraction F
@@ -258,11 +267,14 @@ Options:
                         device's reference figure, 0 to 1 (default 0.6)
   --min-matmul-fraction F
                         L6: the same for the matrix products (default 0.5)
+  --memory-fraction F   L5: let the caching allocator hold at most F of the GPU's
+                        memory (0 < F <= 1) while L5's workload runs: a smaller card
   --bundle DIR          also write the result bundle into DIR, a new folder (exit 12 if it exists)
   --host-check          also report what nvidia-smi sees (driver, memory; at most 3 s)
   --python PATH         also check that this interpreter imports torch (layer L1)
   --in-process          debug: run the tests in this process (no timeout guard)
-  --inject-fault KIND   TEST ONLY: wrong-product, hang, abort, oom, runtime-error;
+  --inject-fault KIND   TEST ONLY: wrong-product, hang, abort, oom, runtime-error,
+                        leak (L5's workload keeps every loss tensor);
                         recorded in the report, never a diagnosis
   -h, --help            this text
 
@@ -270,7 +282,7 @@ Exit codes: 0 passed, 2 usage error, 3 LibTorch missing, 4 LibTorch fails to loa
 5 no GPU backend in the build, 6 GPU unavailable, 7 device index invalid,
 8 wrong result, 9 out of memory / runtime error, 10 timeout, 11 worker failed,
 12 report not written, 13 model not loaded, 14 application contract broken,
-16 performance below the floor (L6).
+15 memory check failed (L5), 16 performance below the floor (L6).
 )";
 }
 

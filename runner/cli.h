@@ -28,6 +28,9 @@ struct Options {
   // Defaults sit well under what healthy cards reach (README "Layer L6").
   double min_bandwidth_fraction = kDefaultMinBandwidthFraction;
   double min_matmul_fraction = kDefaultMinMatmulFraction;
+  // L5: "pretend this card is smaller": the caching allocator may hold at most this fraction of the
+  // device's memory while L5's workload runs (setMemoryFraction); unset: the whole device.
+  std::optional<double> memory_fraction;
   std::string fault;                   // test-only fault injection; "" when off
   bool in_process = false;             // debug: run the tests in this process (no timeout)
   int worker_fd = -1;                  // internal: this process is the worker, events go to this fd

@@ -5,7 +5,7 @@
 namespace kd {
 namespace {
 
-constexpr std::array<CodeInfo, 18> kCodes{{
+constexpr std::array<CodeInfo, 19> kCodes{{
     {Code::GpuCheckPassed, "GPU_CHECK_PASSED", 0, "product and gradient confirmed on the selected GPU",
      "move to a small input of the application"},
     {Code::CpuCheckPassed, "CPU_CHECK_PASSED", 0, "confirmed on the CPU only (explicitly requested)",
@@ -39,6 +39,10 @@ constexpr std::array<CodeInfo, 18> kCodes{{
     {Code::PerformanceBelowFloor, "PERFORMANCE_BELOW_FLOOR", 16,
      "a device ceiling (copy bandwidth or matrix product) is below the floor fraction of its reference",
      "check clocks, power and thermal limits, other processes on the GPU, and the PCIe/NVLink state; then rerun"},
+    {Code::MemoryCheckFailed, "MEMORY_CHECK_FAILED", 15,
+     "a memory check failed: allocated memory grows across iterations, or the allocator's counters or emptyCache "
+     "misbehave",
+     "read the growth per iteration (or the failed check) in the message; find the tensors kept across iterations"},
 }};
 
 }  // namespace

@@ -25,6 +25,7 @@ enum class Code {
   ModelLoadFailed,  // L4: the user's model is missing, unreadable or not a model
   AppCheckFailed,   // L4: an application workload broke its output contract
   PerformanceBelowFloor,  // L6: a device ceiling measured below the run's floor fraction of its reference
+  MemoryCheckFailed,      // L5: allocated memory grows across iterations, or the allocator misbehaves
 };
 
 struct CodeInfo {

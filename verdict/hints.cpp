@@ -79,6 +79,10 @@ std::optional<Hint> find_hint(Code code, const std::string& m, const HintContext
     return Hint{c.visible_devices_env == "empty" ? "CUDA_VISIBLE_DEVICES is set but empty: it hides every GPU"
                                                  : "CUDA_VISIBLE_DEVICES is set but names no device this process can use",
                 "unset CUDA_VISIBLE_DEVICES, or set it to the index or UUID of a GPU that nvidia-smi lists"};
+  if (code == Code::OutOfMemory && c.oom) {  // L5 knows the phase: its cause and action are specific
+    const memory::OomVerdict v = memory::classify_oom(*c.oom);
+    return Hint{v.cause, v.action};
+  }
   if (code == Code::OutOfMemory)
     if (auto h = oom_hint(m)) return h;
   if (code == Code::ModelLoadFailed && has(m, "wrongly formatted"))
@@ -93,6 +97,15 @@ std::optional<Hint> find_hint(Code code, const std::string& m, const HintContext
                 "look for throttling (`nvidia-smi -q -d PERFORMANCE,CLOCK,POWER`: power cap, thermal, clocks held low) "
                 "and other processes on the GPU (`nvidia-smi`), then rerun; a repeat below the floor is a hardware or "
                 "configuration question for the machine's owner"};
+  if (code == Code::MemoryCheckFailed && has(m, "per iteration"))
+    return Hint{"tensors are kept alive across iterations: a list of losses or outputs that keeps their autograd graphs, "
+                "or a cache that only grows",
+                "keep numbers (loss.item()) or detached tensors across iterations, compute evaluation losses under "
+                "torch.no_grad(), and bound any cache; then rerun --layers L5"};
+  if (code == Code::MemoryCheckFailed)
+    return Hint{"the CUDA caching allocator's counters or emptyCache do not match what the workload held",
+                "rerun once; if it repeats, keep the result bundle and check PYTORCH_CUDA_ALLOC_CONF and the LibTorch "
+                "version (an allocator setting or bug)"};
   if (c.arch_supported == false && c.stage.rfind("L3.", 0) == 0) return arch_hint(c);
   return std::nullopt;
 }

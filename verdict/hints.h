@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "codes.h"
+#include "memory_checks.h"
 
 namespace kd {
 
@@ -17,6 +18,7 @@ struct HintContext {
   std::optional<bool> arch_supported;   // L2's prediction for the device
   std::string visible_devices_env;      // CUDA_VISIBLE_DEVICES: "unset", "empty" or "set" (never its value)
   std::string stage;                    // where it failed
+  std::optional<memory::OomEvent> oom;  // L5's record of an out-of-memory: the phase and the numbers
 };
 
 struct Hint {

@@ -327,6 +327,27 @@ def gpu_memory_taken(t, b):
     return r
 
 
+@row("OUT_OF_MEMORY", 9, "L5.oom.load", "L5 with --memory-fraction 0.000001: its 64 MiB of weights cannot load",
+     builds=("cuda",), machine="gpu")
+def gpu_l5_weights_do_not_fit(t, b):
+    r = t.run_kd("--layers", "L5", "--memory-fraction", "0.000001", binary=b.bin)
+    t.assertEqual(r.report["memory"]["oom"]["phase"], "load", shown(r))
+    t.assertIsNotNone(r.report["memory"]["oom"]["requested_bytes"])  # parsed from LibTorch's own message
+    t.assertIn("weights do not fit", r.report["error"]["cause"])
+    return r
+
+
+# --- 15: memory kept across iterations (test-only selection of a real leak) ------------------
+
+@row("MEMORY_CHECK_FAILED", 15, "L5.growth", "L5's loop keeps every loss tensor (--inject-fault leak)",
+     builds=("cuda",), machine="gpu")
+def gpu_l5_leak(t, b):
+    r = t.run_kd("--layers", "L5", "--inject-fault", "leak", binary=b.bin)
+    t.assertIn("per iteration", message(r), shown(r))
+    t.assertGreater(r.report["memory"]["iterations"]["growth_per_iteration_bytes"], 1 << 20)
+    return r
+
+
 # --- 10, 11: hangs and deaths ----------------------------------------------------------------
 
 @row("TIMEOUT", 10, "L3.synchronize", "injected CPU hang, --timeout 5: ends within 6 s", builds=PROBE)

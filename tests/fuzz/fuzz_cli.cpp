@@ -13,7 +13,7 @@
 
 namespace {
 
-const std::vector<std::string> kLayers = {"L1", "L2", "L3", "L4", "L6", "L7"};  // what the diagnostic registers
+const std::vector<std::string> kLayers = {"L1", "L2", "L3", "L4", "L5", "L6", "L7"};  // what the diagnostic registers
 
 // A broken property: say which, then abort so that libFuzzer keeps the input.
 #define check(ok) ((ok) ? (void)0 : (std::fprintf(stderr, "property failed: %s (line %d)\n", #ok, __LINE__), std::abort()))
@@ -47,5 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check(!w->all_devices);  // the supervisor hands each worker one GPU
   check(w->worker_fd == 3 && w->device == o->device && w->device_index == o->device_index);
   check(w->layers == o->layers && w->fault == o->fault && w->gtest_args == o->gtest_args);
+  check(w->memory_fraction == o->memory_fraction);
+  check(!o->memory_fraction || (*o->memory_fraction > 0 && *o->memory_fraction <= 1));
   return 0;
 }

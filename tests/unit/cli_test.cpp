@@ -131,6 +131,12 @@ INSTANTIATE_TEST_SUITE_P(
                     BadCase{{"--min-matmul-fraction", "half"}, {"--min-matmul-fraction", "'half'"}},
                     BadCase{{"--min-matmul-fraction", "nan"}, {"--min-matmul-fraction", "'nan'"}},
                     BadCase{{"--min-matmul-fraction"}, {"--min-matmul-fraction"}},
+                    BadCase{{"--memory-fraction", "0"}, {"--memory-fraction", "'0'", "above 0"}},
+                    BadCase{{"--memory-fraction=1.01"}, {"--memory-fraction", "'1.01'"}},
+                    BadCase{{"--memory-fraction", "1e-4"}, {"--memory-fraction", "'1e-4'"}},
+                    BadCase{{"--memory-fraction"}, {"--memory-fraction"}},
+                    BadCase{{"--memory-fraction", "0.5", "--device", "cpu"}, {"--memory-fraction", "--device cpu"}},
+                    BadCase{{"--memory-fraction", "0.5", "--memory-fraction=0.4"}, {"--memory-fraction", "more than once"}},
                     // Empty values, in both spellings.
                     BadCase{{"--device", ""}, {"--device", "''"}},
                     BadCase{{"--device-index="}, {"--device-index", "''"}},
@@ -227,6 +233,7 @@ void expect_worker_sees_the_same(const Options& user) {
   EXPECT_EQ(worker.run_id, user.run_id);
   EXPECT_EQ(worker.min_bandwidth_fraction, user.min_bandwidth_fraction);
   EXPECT_EQ(worker.min_matmul_fraction, user.min_matmul_fraction);
+  EXPECT_EQ(worker.memory_fraction, user.memory_fraction);
 }
 
 TEST(Cli, AppMeansTheFixedCheckThenL4AndFullMeansEveryLayer) {
@@ -273,6 +280,14 @@ TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {
   expect_worker_sees_the_same(parse_ok({"--python=--odd-name"}));  // found by fuzz_cli: a value like an option
   expect_worker_sees_the_same(parse_ok({"--model", "m.pt", "--input", "s.json", "--device", "cpu"}));
   expect_worker_sees_the_same(parse_ok({"--min-bandwidth-fraction", "0.7", "--min-matmul-fraction", "0.123456789"}));
+  expect_worker_sees_the_same(parse_ok({"--memory-fraction", "0.000123457", "--inject-fault", "leak"}));
+}
+
+TEST(Cli, MemoryFractionIsOptionalAndTakesTinyDecimals) {
+  EXPECT_FALSE(parse_ok({}).memory_fraction.has_value());  // the whole device
+  EXPECT_EQ(parse_ok({"--memory-fraction", "1"}).memory_fraction, 1.0);
+  EXPECT_EQ(parse_ok({"--memory-fraction=0.000456789"}).memory_fraction, 0.000456789);  // a few MiB of an H200
+  EXPECT_EQ(parse_ok({"--inject-fault", "leak"}).fault, "leak");
 }
 
 TEST(Cli, DeviceIndexAllChecksEveryGpuAndTheWorkerGetsOneIndex) {

@@ -36,6 +36,7 @@ const Expected kSpec[] = {
     {Code::ModelLoadFailed, "MODEL_LOAD_FAILED", 13, nullptr},
     {Code::AppCheckFailed, "APP_CHECK_FAILED", 14, nullptr},
     {Code::PerformanceBelowFloor, "PERFORMANCE_BELOW_FLOOR", 16, nullptr},
+    {Code::MemoryCheckFailed, "MEMORY_CHECK_FAILED", 15, nullptr},
 };
 
 TEST(Codes, NamesExitCodesAndNextActionsMatchTheSpec) {
@@ -54,8 +55,8 @@ TEST(Codes, NamesExitCodesAndNextActionsMatchTheSpec) {
 
 TEST(Codes, ExitCodesInEnumOrder) {
   std::vector<int> exits;
-  for (int c = 0; c <= static_cast<int>(Code::PerformanceBelowFloor); ++c) exits.push_back(exit_code(static_cast<Code>(c)));
-  EXPECT_EQ(exits, (std::vector<int>{0, 0, 0, 2, 3, 4, 5, 6, 7, 8, 9, 9, 10, 11, 12, 13, 14, 16}));
+  for (int c = 0; c <= static_cast<int>(Code::MemoryCheckFailed); ++c) exits.push_back(exit_code(static_cast<Code>(c)));
+  EXPECT_EQ(exits, (std::vector<int>{0, 0, 0, 2, 3, 4, 5, 6, 7, 8, 9, 9, 10, 11, 12, 13, 14, 16, 15}));
 }
 
 TEST(Codes, NamesAreUniqueAndRoundTrip) {

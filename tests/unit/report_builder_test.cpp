@@ -230,6 +230,38 @@ TEST(ReportBuilder, TimingFactsLandUnderTimingAndTheFloorsAreRequested) {
   EXPECT_EQ(r["requested"]["min_matmul_fraction"], 0.5);
 }
 
+TEST(ReportBuilder, AnL5OutOfMemoryCarriesThePhaseStageAndThePhasesCause) {
+  EXPECT_TRUE(build({end(0, 0)})["memory"].is_null());  // L5 did not run
+  const std::string msg = "the first compute ran out of memory: tried to allocate 16.0 MiB; ...";
+  const json f = failed("L5_Memory", "Phases", "OUT_OF_MEMORY", "L5.oom.first_compute", msg);
+  Options o;
+  o.memory_fraction = 0.0006;
+  const json r = build({fact("/memory/device", "cuda:0"),
+                        fact("/memory/oom", {{"phase", "first_compute"}, {"requested_bytes", 16u << 20},
+                                             {"device_free_bytes", 149000000000u}, {"device_total_bytes", 150110000000u},
+                                             {"reserved_bytes", 70u << 20}, {"allocated_bytes", 68u << 20},
+                                             {"held_by_others_bytes", 1036000000u}, {"fraction", 0.0006}}),
+                        f, end(1, 1, f)},
+                       exited(1), o);
+  EXPECT_EQ(r["code"], "OUT_OF_MEMORY");
+  EXPECT_EQ(r["exit_code"], 9);
+  EXPECT_EQ(r["stage"], "L5.oom.first_compute");
+  EXPECT_EQ(r["memory"]["oom"]["phase"], "first_compute");
+  EXPECT_EQ(r["requested"]["memory_fraction"], 0.0006);
+  EXPECT_NE(r["error"]["cause"].get<std::string>().find("activations"), std::string::npos) << r["error"]["cause"];
+  EXPECT_NE(r["error"]["next_action"].get<std::string>().find("batch size"), std::string::npos);
+}
+
+TEST(ReportBuilder, GrowthIsMemoryCheckFailedWithTheLeaksHint) {
+  const std::string msg = "allocated memory grew by 1.5 MiB per iteration over 20 iterations (70.0 MiB to 98.5 MiB), ...";
+  const json f = failed("L5_Memory", "Growth", "MEMORY_CHECK_FAILED", "L5.growth", msg);
+  const json r = build({f, end(1, 1, f)}, exited(1));
+  EXPECT_EQ(r["code"], "MEMORY_CHECK_FAILED");
+  EXPECT_EQ(r["exit_code"], 15);
+  EXPECT_EQ(r["error"]["message"], msg);
+  EXPECT_NE(r["error"]["cause"].get<std::string>().find("kept alive across iterations"), std::string::npos);
+}
+
 TEST(ReportBuilder, FactsOutsideTheAllowedSectionsAreIgnored) {
   const json plain = build({end(0, 0)});
   const json r = build({fact("/secret", "token-123"), fact("/secret/key", "token-123"), fact("/code", "GPU_CHECK_PASSED"),

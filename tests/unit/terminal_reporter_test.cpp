@@ -35,6 +35,25 @@ TEST(TerminalReporter, ShowsTheTimingAndOneLinePerCeilingWhenL6Ran) {
   EXPECT_EQ(line_starting(out, "  matmul_bf16"), "  matmul_bf16       790.2          -         -   0.50   TFLOP/s") << out;
 }
 
+TEST(TerminalReporter, ShowsTheMemoryStepsGrowthAndEmptyCacheWhenL5Ran) {
+  nlohmann::json r = passed_cpu_report();
+  EXPECT_FALSE(contains(render_terminal(r, false), "Memory ("));
+  const uint64_t MiB = 1 << 20;
+  r["memory"] = {{"device", "cuda:0"},
+                 {"steps", {{{"name", "baseline"}, {"allocated_bytes", 2 * MiB}, {"reserved_bytes", 20 * MiB}, {"peak_allocated_bytes", 2 * MiB}},
+                            {{"name", "after_load"}, {"allocated_bytes", 66 * MiB}, {"reserved_bytes", 86 * MiB}, {"peak_allocated_bytes", 66 * MiB}}}},
+                 {"iterations", {{"n", 20}, {"growth_per_iteration_bytes", 0.0}, {"tolerance_bytes", 65536.0}}},
+                 {"empty_cache", {{"returned_bytes", 32 * MiB}, {"cached_before_bytes", 34 * MiB},
+                                  {"allocated_before_bytes", 66 * MiB}, {"allocated_after_bytes", 66 * MiB}}}};
+  const std::string out = render_terminal(r, false);
+  EXPECT_EQ(line_starting(out, "Memory (cuda:0):"), "Memory (cuda:0): step                   allocated    reserved        peak") << out;
+  EXPECT_TRUE(contains(out, "after_load              66.0 MiB    86.0 MiB    66.0 MiB")) << out;
+  EXPECT_TRUE(contains(out, "  growth 0 bytes per iteration over 20 iterations (tolerance 64.0 KiB)")) << out;
+  EXPECT_TRUE(contains(out, "  emptyCache returned 32.0 MiB of 34.0 MiB cached; allocated 66.0 MiB before, 66.0 MiB after")) << out;
+  r["memory"] = {{"device", "cpu"}, {"steps", nullptr}, {"iterations", {{"n", 20}}}};
+  EXPECT_TRUE(contains(render_terminal(r, false), "Memory (cpu): the workload ran 20 iterations; no allocator counters"));
+}
+
 TEST(TerminalReporter, ShowsTheHintsCauseHostAndPython) {
   nlohmann::json r = failed_report();
   r["error"]["cause"] = "the device's architecture (sm_90) is not in the build's compiled list (sm_80)";

@@ -1,0 +1,16 @@
+// L5's allocator operations on a CUDA device. CUDA-only, like probe_cuda.cpp.
+#include <c10/cuda/CUDACachingAllocator.h>
+
+#include "cuda_memory.h"
+#include "device_ops.h"
+
+namespace kd::probe {
+
+kd_memory_counters memory_now(int index) { return kd_probe::memory_counters(index); }
+void memory_reset_peak(int index) { kd_probe::reset_peak(index); }
+void memory_empty_cache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
+void memory_set_fraction(int index, double fraction) {
+  c10::cuda::CUDACachingAllocator::setMemoryFraction(fraction, static_cast<c10::DeviceIndex>(index));
+}
+
+}  // namespace kd::probe
