@@ -4,8 +4,8 @@
 #pragma once
 #include <stdint.h>
 
-#define KD_PROBE_ABI_VERSION 7  // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
-                                // 6: L5 memory; 7: the peer layer L7
+#define KD_PROBE_ABI_VERSION 8  // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
+                                // 6: L5 memory; 7: the peer layer L7; 8: the model's format (AOTInductor packages)
 #define KD_PROBE_ENTRY "kd_probe_get_v1"
 
 #ifdef __cplusplus
@@ -14,7 +14,8 @@ extern "C" {
 
 enum kd_status_kind {
   KD_OK = 0, KD_ERR_OUT_OF_MEMORY = 1, KD_ERR_RUNTIME = 2, KD_ERR_UNSUPPORTED = 3,
-  KD_ERR_MODEL_FORMAT = 4  // the file was read but is not a loadable model
+  KD_ERR_MODEL_FORMAT = 4,  // the file was read but is not a loadable model
+  KD_ERR_MODEL_DEVICE = 5   // an AOTInductor package compiled for another device type (the message names it)
 };
 
 // Test-only fault injection, chosen with --inject-fault and recorded in the report.
@@ -82,7 +83,8 @@ typedef struct kd_app_train_out {
   char desc[256];
 } kd_app_train_out;
 
-// The user's model: inputs as the suite parsed them from --input.
+// The user's model: its format as the suite read it from the file, inputs as the suite parsed them from --input.
+enum kd_model_format { KD_MODEL_TORCHSCRIPT = 0, KD_MODEL_AOTI = 1 };
 enum kd_dtype { KD_FLOAT32 = 0, KD_FLOAT16, KD_BFLOAT16, KD_FLOAT64, KD_INT64, KD_INT32, KD_BOOL };
 #define KD_MAX_RANK 8
 typedef struct kd_model_input {
@@ -192,7 +194,8 @@ typedef struct kd_probe_v1 {
   // L4 (ABI 3).
   kd_status (*app_embeddings)(const kd_app_embed_in* in, kd_app_embed_out* out);
   kd_status (*app_training)(int on_gpu, int index, const char* folder, kd_app_train_out* out);
-  kd_status (*model_load)(const char* path, int on_gpu, int index, char* desc, int desc_cap);  // format: KD_ERR_MODEL_FORMAT
+  kd_status (*model_load)(const char* path, int format, int on_gpu, int index, char* desc,
+                          int desc_cap);  // format: kd_model_format; see probe_aoti.h for its errors
   kd_status (*model_run)(const kd_model_input* inputs, int count, kd_output_sink sink, kd_marker_sink marker,
                          void* user, char* desc, int desc_cap);
   // L6 (ABI 5).

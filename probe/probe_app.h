@@ -1,5 +1,5 @@
-// Layer L4 in the probe: the built-in workloads (probe_app.cpp) and the TorchScript side
-// (probe_model.cpp, the one translation unit that includes <torch/script.h>).
+// Layer L4 in the probe: the built-in workloads (probe_app.cpp) and the user's model (probe_model.cpp,
+// the one translation unit that includes <torch/script.h>; AOTInductor packages in probe_aoti.cpp).
 #pragma once
 #include <ATen/core/Tensor.h>
 
@@ -13,7 +13,7 @@ kd_status app_embeddings(const kd_app_embed_in* in, kd_app_embed_out* out);
 kd_status timing_segments(const kd_app_embed_in* in, int runs, kd_timing_out* out);  // L6, probe_timing.cpp
 kd_status memory_workload(const kd_memory_in* in, kd_memory_out* out, kd_marker_sink step, void* user);  // L5
 kd_status app_training(int on_gpu, int index, const char* folder, kd_app_train_out* out);
-kd_status model_load(const char* path, int on_gpu, int index, char* desc, int desc_cap);
+kd_status model_load(const char* path, int format, int on_gpu, int index, char* desc, int desc_cap);
 kd_status model_run(const kd_model_input* inputs, int count, kd_output_sink sink, kd_marker_sink marker, void* user,
                     char* desc, int desc_cap);
 

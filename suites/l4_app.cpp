@@ -1,7 +1,7 @@
 // L4 application: the user's *kind* of work on a small input that keeps its real
 // characteristics, against a written contract. Off in a plain run; --layers app or --full.
 // Built-in workloads: embeddings and one training step; with --model/--input, the user's
-// TorchScript model. Facts go under /app; only shapes, dtypes and devices, never data.
+// model (TorchScript or an AOTInductor package). Facts go under /app; only shapes, dtypes and devices, never data.
 #include <cmath>
 #include <map>
 #include <memory>
@@ -10,6 +10,7 @@
 
 #include "fixtures/app_contract.h"
 #include "fixtures/layer_test.h"
+#include "fixtures/model_format.h"
 #include "fixtures/scratch_folder.h"
 #include "runner/event_channel.h"
 #include "suites/embeddings_input.h"
@@ -123,10 +124,22 @@ void collect_output(void* user, int rank, const int64_t* shape, const char* dtyp
 KD_STEP(4, L4_App, ModelLoad, "L4.model_load", "L3.synchronize") {
   if (!ctx.options.model) return Outcome::not_applicable("no --model given");
   if (auto why = app::model_file_problem(*ctx.options.model)) return Outcome::fail(Code::ModelLoadFailed, *why);
+  // The format from the file's content, so that a wrong extension neither hides a model nor misnames the error.
+  const app::ModelFile file = app::inspect_model_file(*ctx.options.model);
+  ctx.fact("/app/model/format", app::format_key(file.format));
+  if (file.format == app::ModelFormat::Unknown)
+    return Outcome::fail(Code::ModelLoadFailed,
+                         "wrongly formatted: neither a TorchScript model nor an AOTInductor package: " + file.why);
   char desc[256] = {};
-  const kd_status s = ctx.probe->model_load(ctx.options.model->c_str(), !ctx.cpu_mode(), ctx.device_index(), desc, sizeof desc);
+  const int format = file.format == app::ModelFormat::AotiPackage ? KD_MODEL_AOTI : KD_MODEL_TORCHSCRIPT;
+  const kd_status s =
+      ctx.probe->model_load(ctx.options.model->c_str(), format, !ctx.cpu_mode(), ctx.device_index(), desc, sizeof desc);
+  const std::string requested = ctx.cpu_mode() ? "cpu" : fmt::format("cuda:{}", ctx.device_index());
   if (s.kind == KD_ERR_MODEL_FORMAT)
-    return Outcome::fail(Code::ModelLoadFailed, fmt::format("wrongly formatted: not a TorchScript model: {}", s.message));
+    return Outcome::fail(Code::ModelLoadFailed, (format == KD_MODEL_AOTI ? "wrongly formatted: an AOTInductor package that does not load: "
+                                                                         : "wrongly formatted: not a TorchScript model: ") + std::string(s.message));
+  if (s.kind == KD_ERR_MODEL_DEVICE) return Outcome::fail(Code::ModelLoadFailed, app::device_mismatch(s.message, requested));
+  if (s.kind == KD_ERR_UNSUPPORTED) return Outcome::fail(Code::ModelLoadFailed, s.message);
   if (s.kind != KD_OK) return backend_failure(s);
   ctx.fact("/app/model/model", desc);
   events::marker("load_weights", "L4.model_load");

@@ -33,7 +33,8 @@ constexpr std::array<CodeInfo, 19> kCodes{{
     {Code::OutputWriteFailed, "OUTPUT_WRITE_FAILED", 12, "the report could not be saved where asked",
      "pick a new, writable file name"},
     {Code::ModelLoadFailed, "MODEL_LOAD_FAILED", 13, "the model file is missing, unreadable or not a model",
-     "check the path and permissions; export it with torch.jit.save (TorchScript)"},
+     "check the path and permissions; export it with torch.jit.save (TorchScript) or, for the run's device, "
+     "torch._inductor.aoti_compile_and_package (AOTInductor)"},
     {Code::AppCheckFailed, "APP_CHECK_FAILED", 14, "an application workload broke its output contract",
      "read which rule and which output; fix the model or the contract before increasing load"},
     {Code::PerformanceBelowFloor, "PERFORMANCE_BELOW_FLOOR", 16,

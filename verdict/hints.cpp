@@ -85,9 +85,22 @@ std::optional<Hint> find_hint(Code code, const std::string& m, const HintContext
   }
   if (code == Code::OutOfMemory)
     if (auto h = oom_hint(m)) return h;
+  if (code == Code::ModelLoadFailed && has(m, "wrongly formatted: an AOTInductor package"))
+    return Hint{"the package's compiled model does not load here (made by another torch version, or for another "
+                "platform or CPU)",
+                "compile the package again with the torch version of this LibTorch, on a machine like this one"};
   if (code == Code::ModelLoadFailed && has(m, "wrongly formatted"))
-    return Hint{"the file is not a TorchScript archive (a state_dict, a pickled module, or an export of another format)",
-                "export the model with torch.jit.script (or torch.jit.trace) and torch.jit.save, then pass that file"};
+    return Hint{"the file is neither a TorchScript archive nor an AOTInductor package (a state_dict, a pickled module, "
+                "an export of another format, or a truncated file)",
+                "export the model with torch.jit.script (or torch.jit.trace) and torch.jit.save, or with "
+                "torch._inductor.aoti_compile_and_package, then pass that file"};
+  if (code == Code::ModelLoadFailed && has(m, "cannot load AOTInductor packages"))
+    return Hint{"this LibTorch predates the loader of AOTInductor packages",
+                "run the suite built against a newer LibTorch (2.11), or export the model with torch.jit.save"};
+  if (code == Code::ModelLoadFailed && has(m, "compiled for another device"))
+    return Hint{"an AOTInductor package runs only on the device type it was compiled for",
+                "compile it again on the run's device (model and example inputs there), or run on the device it was "
+                "compiled for"};
   if (code == Code::AppCheckFailed && has(m, "rule 'finite'"))
     return Hint{"the model produced NaN or infinity on this input",
                 "check the input ranges in the spec against what the model expects, and the model's numerics"};

@@ -1,11 +1,19 @@
-"""Regenerates tiny_model.pt, the TorchScript test model of layer L4 (--model), deterministically.
+"""Regenerates the test models of layer L4 (--model), deterministically: tiny_model.pt (TorchScript) and,
+with --aoti, the same function as an AOTInductor package (.pt2) compiled for one device type.
 
 Run with any Python that has torch (e.g. the private one: .deps/torch-venv/bin/python):
     python tests/data/make_tiny_model.py tests/data/tiny_model.pt
+    python tests/data/make_tiny_model.py --aoti tests/data/tiny_model_cpu.pt2            (torch >= 2.6, a C++ compiler)
+    python tests/data/make_tiny_model.py --aoti tiny_model_cuda.pt2 --device cuda      (on a GPU machine, with nvcc)
 forward(x: [N, 8] float32) returns (tanh(x @ W + b): [N, 3], log(x).sum(1): [N]); the second output
 is finite only for positive inputs, so a spec's value range decides whether the "finite" rule holds.
+The package is exported in eval mode for x: [4, 8] (static shapes), the shape of tiny_spec.json.
 """
+import argparse
+import os
+import stat
 import sys
+import tempfile
 
 import torch
 
@@ -24,5 +32,41 @@ class Tiny(torch.nn.Module):
         return torch.tanh(self.proj(self.drop(x))), torch.log(x).sum(1)
 
 
+def portable_host_code(folder):
+    """Inductor compiles a package's host code with -march=native and vectorizes for this CPU's best ISA
+    (AVX-512, AMX...): a package committed as test data must run on any x86-64 CI machine, so the compiler
+    gets a baseline target instead, and vectorization follows ATEN_CPU_CAPABILITY=default (none). The
+    link also drops the symbol table (-s; the exported symbols stay), which keeps the test data small."""
+    wrapper = os.path.join(folder, "portable-g++")  # the name must say g++: Inductor picks flags by it
+    with open(wrapper, "w") as f:
+        f.write('#!/bin/sh\nfor a; do shift; [ "$a" = -march=native ] && a=-march=x86-64-v2; set -- "$@" "$a"; done\n'
+                'case " $* " in *" -shared "*) set -- "$@" -s;; esac\n'
+                'exec g++ "$@"\n')
+    os.chmod(wrapper, stat.S_IRWXU)
+    os.environ["CXX"] = wrapper
+    os.environ["ATEN_CPU_CAPABILITY"] = "default"
+
+
+def save_aoti(path, device):
+    with tempfile.TemporaryDirectory() as tmp:
+        portable_host_code(tmp)
+        import torch._inductor  # after CXX is set: Inductor's config reads it on import
+
+        model = Tiny().eval().to(device)
+        x = (torch.rand(4, 8, generator=torch.Generator().manual_seed(5)) + 0.5).to(device)
+        with torch.no_grad():
+            exported = torch.export.export(model, (x,))
+        torch._inductor.aoti_compile_and_package(exported, package_path=os.path.abspath(path))
+
+
 if __name__ == "__main__":
-    torch.jit.save(torch.jit.script(Tiny()), sys.argv[1] if len(sys.argv) > 1 else "tiny_model.pt")
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("out", nargs="?", default="tiny_model.pt")
+    p.add_argument("--aoti", action="store_true", help="write an AOTInductor package instead of TorchScript")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="the package's device type (--aoti)")
+    a = p.parse_args()
+    if a.aoti:
+        save_aoti(a.out, a.device)
+    else:
+        torch.jit.save(torch.jit.script(Tiny()), a.out)
+    print(a.out, os.path.getsize(a.out), "bytes", file=sys.stderr)

@@ -30,6 +30,7 @@ class Build:
         self.have_probe = info["have_probe"] == "ON"
         self.backend = info["backend"] or "absent"  # cuda, none or absent
         self.torch_version = info["torch_version"]
+        self.aoti_loader = info["aoti_loader"] == "ON"  # the probe loads AOTInductor packages (.pt2)
         self.sanitize = info["sanitize"] == "ON"
 
     @property

@@ -1,9 +1,11 @@
 """Layer L4 (application) with the real binary on the CPU: the built-in workloads and their contracts."""
 import json
 import os
+import shutil
 import unittest
+import zipfile
 
-from kd import DiagnosticTest, needs_probe
+from kd import BUILD, DiagnosticTest, expected_default_code, machine_has_gpu, needs_probe
 
 
 @needs_probe
@@ -65,17 +67,14 @@ class AppLayer(DiagnosticTest):
         self.assertIsNone(r.report["app"])
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
 MODEL = os.path.join(DATA, "tiny_model.pt")
 SPEC = json.load(open(os.path.join(DATA, "tiny_spec.json")))
 
 
-@needs_probe
-class UserModel(DiagnosticTest):
+class ModelTest(DiagnosticTest):
+    """Runs --model with tiny_spec.json (or a changed copy) and reads what came back."""
+
     def spec(self, **changes):
         """tiny_spec.json with parts replaced, written to this test's folder."""
         spec = json.loads(json.dumps(SPEC))
@@ -89,11 +88,24 @@ class UserModel(DiagnosticTest):
     def run_model(self, model, spec=None):
         return self.run_kd("--device", "cpu", "--model", model, "--input", spec or self.spec())
 
+    def assertModelLoadFailed(self, r, which):
+        self.assertVerdict(r, "MODEL_LOAD_FAILED", 13, "L4.model_load")
+        self.assertTrue(r.report["error"]["message"].startswith(which), r.report["error"]["message"])
+        self.assertNotIn(self.dir, json.dumps(r.report))  # the model's path stays out of the report
+
+    def assertBroken(self, r, rule, output):
+        self.assertVerdict(r, "APP_CHECK_FAILED", 14, "L4.model_run")
+        self.assertTrue(r.report["error"]["message"].startswith(f"rule '{rule}', {output}:"), r.report["error"]["message"])
+        self.assertEqual(r.report["app"]["model"]["contract"], rule)
+
+
+@needs_probe
+class UserModel(ModelTest):
     def test_the_tiny_model_keeps_its_contract(self):
         r = self.run_model(MODEL)
         self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
         self.assertEqual(r.report["app"]["model"], {
-            "model": "TorchScript model, 27 parameter values (Float), device cpu",
+            "format": "torchscript", "model": "TorchScript model, 27 parameter values (Float), device cpu",
             "input": "input: [4,8] Float, device cpu", "outputs": ["[4,3] Float", "[4] Float"], "contract": "passed"})
         self.assertEqual(r.report["requested"]["layers"], ["L1", "L2", "L3", "L4"])
         self.assertTrue(r.report["requested"]["model"])
@@ -115,11 +127,6 @@ class UserModel(DiagnosticTest):
         # TorchScript's first line only says that the interpreter failed; the report carries why.
         self.assertEqual(r.report["error"]["message"], "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 3x3)")
 
-    def assertModelLoadFailed(self, r, which):
-        self.assertVerdict(r, "MODEL_LOAD_FAILED", 13, "L4.model_load")
-        self.assertTrue(r.report["error"]["message"].startswith(which), r.report["error"]["message"])
-        self.assertNotIn(self.dir, json.dumps(r.report))  # the model's path stays out of the report
-
     def test_missing_model(self):
         self.assertModelLoadFailed(self.run_model(os.path.join(self.dir, "none.pt")), "missing")
 
@@ -134,11 +141,6 @@ class UserModel(DiagnosticTest):
         r = self.run_model(path)
         self.assertModelLoadFailed(r, "wrongly formatted")
         self.assertIn("TorchScript", r.report["error"]["cause"])
-
-    def assertBroken(self, r, rule, output):
-        self.assertVerdict(r, "APP_CHECK_FAILED", 14, "L4.model_run")
-        self.assertTrue(r.report["error"]["message"].startswith(f"rule '{rule}', {output}:"), r.report["error"]["message"])
-        self.assertEqual(r.report["app"]["model"]["contract"], rule)
 
     def test_each_broken_contract_rule(self):
         self.assertBroken(self.run_model(MODEL, self.spec(count=3)), "count", "all")
@@ -155,3 +157,103 @@ class UserModel(DiagnosticTest):
         r = self.run_kd("--device", "cpu", "--input", path)
         self.assertEqual(r.rc, 2)
         self.assertIn("--model and --input go together", r.stderr)
+
+
+PACKAGE = os.path.join(DATA, "tiny_model_cpu.pt2")  # tests/data/make_tiny_model.py --aoti: the same function, for the CPU
+
+
+def rewrite_package(src, dst, change):
+    """The package's entries rewritten by CHANGE(name, bytes) -> bytes, stored as PyTorch stores them."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            zout.writestr(info.filename, change(info.filename, zin.read(info)))
+    return dst
+
+
+@needs_probe
+class AotiPackage(ModelTest):
+    """An AOTInductor package (.pt2) through the same --input spec, markers and contract as TorchScript."""
+
+    def assertCannotLoadPackages(self, r):
+        """A LibTorch without the package loader (Debian's 1.13) says so and which one can."""
+        self.assertVerdict(r, "MODEL_LOAD_FAILED", 13, "L4.model_load")
+        self.assertEqual(r.report["app"]["model"]["format"], "aoti_package")
+        self.assertRegex(r.report["error"]["message"],
+                         r"^this LibTorch \([0-9.]+\) cannot load AOTInductor packages \(\.pt2\): .*2\.11")
+
+    def assertPackagePasses(self, r):
+        if not BUILD.aoti_loader:
+            return self.assertCannotLoadPackages(r)
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        self.assertEqual(r.report["app"]["model"], {
+            "format": "aoti_package", "model": "AOTInductor package (compiled for cpu), device cpu",
+            "input": "input: [4,8] Float, device cpu", "outputs": ["[4,3] Float", "[4] Float"], "contract": "passed"})
+        self.assertEqual([m["name"] for m in r.report["markers"]], ["read_parameters", "load_library", "load_weights",
+                                                                    "prepare_data", "transfer", "compute", "write"])
+
+    def test_the_tiny_package_keeps_its_contract(self):
+        self.assertPackagePasses(self.run_model(PACKAGE))
+
+    def test_the_format_comes_from_the_content_not_the_name(self):
+        renamed = os.path.join(self.dir, "model.pt")
+        shutil.copy(PACKAGE, renamed)
+        self.assertPackagePasses(self.run_model(renamed))
+        script = os.path.join(self.dir, "model.pt2")  # TorchScript under a package's name
+        shutil.copy(MODEL, script)
+        r = self.run_model(script)
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        self.assertEqual(r.report["app"]["model"]["format"], "torchscript")
+
+    def test_a_broken_contract_is_14(self):
+        r = self.run_model(PACKAGE, self.spec(shapes=[[4, 3], [5]]))
+        if not BUILD.aoti_loader:
+            return self.assertCannotLoadPackages(r)
+        self.assertBroken(r, "shape", "output 1")
+        self.assertBroken(self.run_model(PACKAGE, self.spec(range=[-1.0, 1.0])), "finite", "output 1")
+
+    def test_a_truncated_package_is_not_a_model(self):
+        with open(PACKAGE, "rb") as f:
+            data = f.read()
+        path = os.path.join(self.dir, "model.pt2")
+        with open(path, "wb") as f:
+            f.write(data[: len(data) // 2])
+        r = self.run_model(path)
+        self.assertModelLoadFailed(r, "wrongly formatted: neither a TorchScript model nor an AOTInductor package: "
+                                      "not a zip archive")
+        self.assertEqual(r.report["app"]["model"]["format"], "unknown")
+
+    def test_a_package_whose_compiled_model_is_corrupt(self):
+        path = rewrite_package(PACKAGE, os.path.join(self.dir, "model.pt2"),
+                               lambda name, data: b"\0" * len(data) if name.endswith(".so") else data)
+        r = self.run_model(path)
+        if not BUILD.aoti_loader:
+            return self.assertCannotLoadPackages(r)
+        self.assertModelLoadFailed(r, "wrongly formatted: an AOTInductor package that does not load: ")
+        self.assertIn("does not load here", r.report["error"]["cause"])
+
+    def test_a_package_for_another_device_type_names_both(self):
+        """Without a GPU here, the package's own metadata is relabelled "cuda" (exactly what the loader reads to
+        choose its runner) and run on the CPU; the real CPU package on cuda:0 runs in scripts/gpu-verify."""
+        path = rewrite_package(PACKAGE, os.path.join(self.dir, "model.pt2"),
+                               lambda name, data: data.replace(b'"AOTI_DEVICE_KEY": "cpu"', b'"AOTI_DEVICE_KEY": "cuda"')
+                               if name.endswith("_metadata.json") else data)
+        r = self.run_model(path)
+        if not BUILD.aoti_loader:
+            return self.assertCannotLoadPackages(r)
+        self.assertModelLoadFailed(r, "compiled for another device: this AOTInductor package was compiled for cuda "
+                                      "and this run asked for cpu (compile the package for cpu, or run with --device cuda)")
+        self.assertIn("only on the device type", r.report["error"]["cause"])
+
+    def test_the_cpu_package_on_cuda_gets_the_runs_real_verdict(self):
+        r = self.run_kd("--device", "cuda", "--model", PACKAGE, "--input", self.spec())
+        if machine_has_gpu():
+            self.assertModelLoadFailed(r, "compiled for another device: this AOTInductor package was compiled for cpu "
+                                          "and this run asked for cuda:0")
+        else:  # L2 stops first: no GPU (6), or no GPU backend in the build (5)
+            code, exit_code = expected_default_code()
+            self.assertVerdict(r, code, exit_code)
+            self.assertEqual(r.report["app"], None)
+
+
+if __name__ == "__main__":
+    unittest.main()

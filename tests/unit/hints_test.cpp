@@ -22,7 +22,13 @@ std::string cause(Code code, const std::string& message, const HintContext& c = 
 
 TEST(Hints, ModelNotTorchScriptAndNonFiniteOutput) {
   EXPECT_NE(cause(Code::ModelLoadFailed, "wrongly formatted: not a TorchScript model: PytorchStreamReader failed")
-                .find("not a TorchScript archive"), std::string::npos);
+                .find("neither a TorchScript archive nor an AOTInductor package"), std::string::npos);
+  EXPECT_NE(cause(Code::ModelLoadFailed, "wrongly formatted: an AOTInductor package that does not load: dlopen failed")
+                .find("does not load here"), std::string::npos);
+  EXPECT_NE(cause(Code::ModelLoadFailed, "this LibTorch (1.13.0) cannot load AOTInductor packages (.pt2): ...")
+                .find("predates"), std::string::npos);
+  EXPECT_NE(cause(Code::ModelLoadFailed, "compiled for another device: this AOTInductor package was compiled for cpu ...")
+                .find("only on the device type"), std::string::npos);
   EXPECT_EQ(cause(Code::ModelLoadFailed, "missing: no model file at '<path>'"), "");
   EXPECT_NE(cause(Code::AppCheckFailed, "rule 'finite', output 1: output 1 holds a non-finite value").find("NaN"),
             std::string::npos);

@@ -1,0 +1,109 @@
+// A --model file's format from its content: zip archives told apart by their entries, Zip64 and
+// comments read, truncated or foreign files named as such. The archives are written here, stored
+// (uncompressed) as PyTorch writes them; the real files are in the e2e tests (tests/data).
+#include "fixtures/model_format.h"
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "temp_dir.h"
+
+namespace kd::app {
+namespace {
+
+void put(std::string* b, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) b->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+// A stored zip archive of these entries (each holding its own name as content). zip64: the end
+// record's fields say 0xffff.../"see the Zip64 record", as writers do for large archives.
+std::string zip(const std::vector<std::string>& names, bool zip64 = false, const std::string& comment = "") {
+  std::string b, dir;
+  for (const auto& n : names) {
+    const uint64_t at = b.size();
+    put(&b, 0x04034b50, 4), put(&b, 20, 2), put(&b, 0, 2), put(&b, 0, 2), put(&b, 0, 4), put(&b, 0, 4);
+    put(&b, n.size(), 4), put(&b, n.size(), 4), put(&b, n.size(), 2), put(&b, 0, 2);
+    b += n + n;
+    put(&dir, 0x02014b50, 4), put(&dir, 20, 2), put(&dir, 20, 2), put(&dir, 0, 2), put(&dir, 0, 2), put(&dir, 0, 4);
+    put(&dir, 0, 4), put(&dir, n.size(), 4), put(&dir, n.size(), 4), put(&dir, n.size(), 2), put(&dir, 0, 2);
+    put(&dir, 0, 2), put(&dir, 0, 2), put(&dir, 0, 2), put(&dir, 0, 4), put(&dir, at, 4);
+    dir += n;
+  }
+  const uint64_t dir_at = b.size();
+  b += dir;
+  if (zip64) {
+    const uint64_t end64_at = b.size();
+    put(&b, 0x06064b50, 4), put(&b, 44, 8), put(&b, 45, 2), put(&b, 45, 2), put(&b, 0, 4), put(&b, 0, 4);
+    put(&b, names.size(), 8), put(&b, names.size(), 8), put(&b, dir.size(), 8), put(&b, dir_at, 8);
+    put(&b, 0x07064b50, 4), put(&b, 0, 4), put(&b, end64_at, 8), put(&b, 1, 4);
+  }
+  put(&b, 0x06054b50, 4), put(&b, 0, 2), put(&b, 0, 2);
+  put(&b, zip64 ? 0xffff : names.size(), 2), put(&b, zip64 ? 0xffff : names.size(), 2);
+  put(&b, zip64 ? 0xffffffff : dir.size(), 4), put(&b, zip64 ? 0xffffffff : dir_at, 4);
+  put(&b, comment.size(), 2);
+  return b + comment;
+}
+
+ReadAt reader(const std::string& bytes) {
+  return [bytes](uint64_t offset, size_t n) { return offset >= bytes.size() ? std::string() : bytes.substr(offset, n); };
+}
+ModelFile inspect(const std::string& bytes) { return inspect_model(reader(bytes), bytes.size()); }
+
+const std::vector<std::string> kTorchScript = {"tiny_model/data.pkl", "tiny_model/code/__torch__.py",
+                                               "tiny_model/constants.pkl", "tiny_model/version"};
+const std::vector<std::string> kPackage = {"tiny/data/aotinductor/model/c1.wrapper.so",
+                                           "tiny/data/aotinductor/model/c1.wrapper_metadata.json",
+                                           "tiny/archive_format", "tiny/archive_version"};
+
+TEST(ModelFormat, ReadsTheEntriesOfAZipArchive) {
+  const std::string b = zip(kTorchScript);
+  EXPECT_EQ(zip_entries(reader(b), b.size()), kTorchScript);
+  const std::string b64 = zip(kTorchScript, true, "a comment");
+  EXPECT_EQ(zip_entries(reader(b64), b64.size()), kTorchScript);
+}
+
+TEST(ModelFormat, TellsTorchScriptFromAnAotiPackageByTheirEntries) {
+  EXPECT_EQ(inspect(zip(kTorchScript)).format, ModelFormat::TorchScript);
+  EXPECT_EQ(inspect(zip(kPackage)).format, ModelFormat::AotiPackage);
+  EXPECT_EQ(inspect(zip(kPackage, true)).format, ModelFormat::AotiPackage);
+  EXPECT_EQ(inspect(zip({"data/aotinductor/model/x.so"})).format, ModelFormat::AotiPackage);  // no archive name in front
+  EXPECT_EQ(inspect(zip({"mydata/aotinductor/x.so"})).format, ModelFormat::Unknown);          // a part, not a substring
+  std::string flat(16, '\0');
+  flat.replace(4, 4, "PTMF");  // TorchScript's flatbuffer format carries its identifier at byte 4
+  EXPECT_EQ(inspect(flat).format, ModelFormat::TorchScript);
+}
+
+TEST(ModelFormat, NamesWhatAnUnknownFileIs) {
+  EXPECT_EQ(inspect("not a model\n").why, "not a zip archive (no complete central directory: a truncated or corrupt file?)");
+  EXPECT_EQ(inspect("").format, ModelFormat::Unknown);
+  const std::string package = zip(kPackage);
+  EXPECT_EQ(inspect(package.substr(0, package.size() / 2)).format, ModelFormat::Unknown);  // truncated
+  EXPECT_EQ(inspect(package.substr(0, package.size() - 1)).format, ModelFormat::Unknown);  // the end record cut
+  EXPECT_NE(inspect(zip({"tiny/archive_format", "tiny/models/tiny.json"})).why.find("torch.export archive"), std::string::npos);
+  EXPECT_NE(inspect(zip({"readme.txt"})).why.find("neither data.pkl"), std::string::npos);
+}
+
+TEST(ModelFormat, ADirectoryOutsideTheFileIsNotAnArchive) {
+  std::string b = zip(kTorchScript);
+  const size_t end = b.size() - 22;
+  b[end + 19] = '\x7f';  // the directory's offset now points far past the end record
+  EXPECT_FALSE(zip_entries(reader(b), b.size()));
+  EXPECT_EQ(inspect(b).format, ModelFormat::Unknown);
+}
+
+TEST(ModelFormat, ReadsARealFile) {
+  test::TempDir dir;
+  std::ofstream(dir.file("model.bin"), std::ios::binary) << zip(kPackage);  // the name says nothing
+  EXPECT_EQ(inspect_model_file(dir.file("model.bin")).format, ModelFormat::AotiPackage);
+  EXPECT_EQ(inspect_model_file(dir.file("none")).why, "cannot be read");
+}
+
+TEST(ModelFormat, TheDeviceMismatchNamesBothDevices) {
+  EXPECT_EQ(device_mismatch("cpu", "cuda:0"),
+            "compiled for another device: this AOTInductor package was compiled for cpu and this run asked for cuda:0 "
+            "(compile the package for cuda, or run with --device cpu)");
+}
+
+}  // namespace
+}  // namespace kd::app
