@@ -77,7 +77,7 @@ std::string render_aggregate_terminal(const json& a) {
     }
   }
   if (!a["not_counted"].empty()) {
-    out += "\nNot counted (each is a machine without an answer)\n";
+    out += "\nNot counted\n";
     for (const auto& p : a["not_counted"])
       out += fmt::format("  {}  {}: {}\n", p["report"].get<std::string>(), p["problem"].get<std::string>(),
                          p["message"].get<std::string>());

@@ -132,6 +132,7 @@ std::optional<std::string> facts_problem(const json& r) {
 
 std::optional<std::string> report_problem(const json& report) {
   if (!report.is_object()) return fmt::format("a report is a JSON object, not {}", type_of(report));
+  if (!report.contains("schema_version")) return "not a kernodeck report: 'schema_version' is missing";
   if (auto why = verdict_problem(report)) return why;
   return facts_problem(report);
 }
