@@ -244,6 +244,7 @@ std::vector<std::string> worker_arguments(const Options& o, int event_fd) {
 
 std::string usage_text() {
   return R"(Usage: kernodeck-diagnostic [OPTIONS] [--gtest_* flags]
+       kernodeck-diagnostic aggregate REPORT|FOLDER... (many machines' reports; see aggregate --help)
 
 Checks, layer by layer, that this machine can run LibTorch work on its GPU, and
 names the first layer that fails. A plain run checks GPU 0 (layers L1-L3).

@@ -1,11 +1,12 @@
 // kernodeck-diagnostic: one entry point for users, ctest and --gtest_filter alike.
 // Without --kd-worker-fd this process supervises; with it, it is the worker; with --kd-batch-job,
-// L4's batch job.
+// L4's batch job; `aggregate` reads many machines' reports.
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "fixtures/layer_test.h"
+#include "runner/aggregate_command.h"
 #include "runner/batch_job.h"
 #include "runner/cli.h"
 #include "runner/supervisor.h"
@@ -14,6 +15,7 @@
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "aggregate") return kd::run_aggregate_command({args.begin() + 1, args.end()});
   const kd::ParseResult parsed = kd::parse_command_line(args, kd::known_layer_ids());
   if (std::holds_alternative<kd::HelpRequested>(parsed)) {
     std::fputs(kd::usage_text().c_str(), stdout);

@@ -39,8 +39,13 @@ class Install(DiagnosticTest):
         self.assertEqual(os.path.exists(os.path.join(self.libexec, "libkd_probe.so")), HAVE_PROBE)
         self.assertEqual(read(os.path.join(self.share, "schema", "report.schema.json")),
                          read(os.path.join(SOURCE, "schema", "report.schema.json")))
-        for name in ("github-actions.yml", "gitlab-ci.yml", "ctest-gpus.json"):
+        for name in ("github-actions.yml", "gitlab-ci.yml", "ctest-gpus.json", "kubernetes/kernodeck-job.yaml",
+                     "slurm/kernodeck.sbatch", "slurm/node-health"):
             self.assertEqual(read(os.path.join(self.share, "ci", name)), read(os.path.join(SOURCE, "ci", name)), name)
+        for name in ("kernodeck.sbatch", "node-health"):  # node-health is named in slurm.conf as installed
+            self.assertTrue(os.access(os.path.join(self.share, "ci", "slurm", name), os.X_OK), name)
+        self.assertEqual(read(os.path.join(self.share, "schema", "aggregate.schema.json")),
+                         read(os.path.join(SOURCE, "schema", "aggregate.schema.json")))
 
     def test_no_rpath_points_into_the_build_tree(self):
         readelf = shutil.which("readelf")

@@ -1,0 +1,133 @@
+#include "aggregate.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "report_check.h"
+#include "report_text.h"
+
+namespace kd {
+namespace {
+
+using nlohmann::json;
+using text::field;
+
+const char* problem_name(ReportSource::Problem p) {
+  switch (p) {
+    case ReportSource::Problem::Missing: return "missing";
+    case ReportSource::Problem::Unreadable: return "unreadable";
+    default: return "invalid";
+  }
+}
+
+// The failing layer: the first layer marked failed, else the stage's prefix ("L2.gpu_available" -> "L2").
+json failing_layer(const json& r) {
+  for (const auto& l : r["layers"])
+    if (field(l, "status") == "failed") return l["id"];
+  const json& stage = r["stage"];
+  if (stage.is_string() && stage.get<std::string>().rfind('L', 0) == 0)
+    return stage.get<std::string>().substr(0, stage.get<std::string>().find('.'));
+  return nullptr;
+}
+
+// The driver nvidia-smi saw (--host-check), or null: one per machine, the first GPU's.
+json driver(const json& r) {
+  const json& gpus = field(r["host"], "gpus");
+  return gpus.is_array() && !gpus.empty() ? gpus[0]["driver_version"] : json();
+}
+
+json string_or_null(const json& v) { return v.is_string() ? v : json(); }
+
+json machine(const std::string& name, const json& r) {
+  const json& pt = r["pytorch"];
+  return {{"report", name},
+          {"run_id", r["run_id"]},
+          {"status", r["status"]},
+          {"code", r["code"]},
+          {"exit_code", r["exit_code"]},
+          {"layer", r["status"] == "failed" ? failing_layer(r) : json()},
+          {"stage", r["stage"]},
+          {"message", r["error"].is_object() ? r["error"]["message"] : json()},
+          {"target", text::target(r["requested"])},
+          {"device", string_or_null(field(r["device"], "name"))},
+          {"libtorch", pt["loaded"] == true ? pt["version"] : json()},
+          {"cuda", pt["cuda_compiled"]},
+          {"hip", pt["hip_compiled"]},
+          {"driver", driver(r)},
+          {"suite", r["runtime"]["suite_version"]}};
+}
+
+// [{"value": V, "count": N}] for one key over the machines, most frequent first; null means "not reported".
+json seen(const json& machines, const char* key) {
+  std::map<std::string, std::pair<json, int>> by_value;
+  for (const auto& m : machines) {
+    auto& entry = by_value[m[key].dump()];
+    entry.first = m[key];
+    ++entry.second;
+  }
+  std::vector<std::pair<json, int>> list;
+  for (auto& [_, entry] : by_value) list.push_back(entry);
+  std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  json out = json::array();
+  for (const auto& [value, count] : list) out.push_back({{"value", value}, {"count", count}});
+  return out;
+}
+
+json code_counts(const json& machines) {
+  std::map<std::pair<int, std::string>, int> counts;  // ordered by exit code, then name
+  for (const auto& m : machines) ++counts[{m["exit_code"].get<int>(), m["code"].get<std::string>()}];
+  json out = json::array();
+  for (const auto& [key, n] : counts) out.push_back({{"code", key.second}, {"exit_code", key.first}, {"count", n}});
+  return out;
+}
+
+}  // namespace
+
+json aggregate_reports(const std::vector<ReportSource>& sources) {
+  json machines = json::array(), failing = json::array(), not_counted = json::array();
+  std::map<std::string, std::string> first_with_run_id;
+  for (const auto& s : sources) {
+    std::optional<std::string> why;
+    const char* problem = problem_name(s.problem);
+    if (s.problem != ReportSource::Problem::None) {
+      why = s.message;
+    } else if (!(why = report_problem(s.report))) {
+      const auto [it, fresh] = first_with_run_id.emplace(s.report["run_id"].get<std::string>(), s.name);
+      if (!fresh) {
+        problem = "duplicate";  // a copy of one run would count one machine twice
+        why = "the same run (run_id " + it->first + ") as " + it->second;
+      }
+    }
+    if (why) {
+      not_counted.push_back({{"report", s.name}, {"problem", problem}, {"message", *why}});
+      continue;
+    }
+    machines.push_back(machine(s.name, s.report));
+    if (machines.back()["status"] == "failed") failing.push_back(machines.back());
+  }
+  const bool any_failed = !failing.empty(), any_not_counted = !not_counted.empty();
+  const int exit = any_failed && any_not_counted ? kFleetBoth
+                   : any_failed                  ? kFleetMachineFailed
+                   : any_not_counted             ? kFleetReportNotCounted
+                                                 : 0;
+  json versions = json::object();
+  for (const char* key : {"libtorch", "cuda", "hip", "driver", "device", "suite"}) versions[key] = seen(machines, key);
+  return {{"schema_version", "1.0"},
+          {"kind", "kernodeck-aggregate"},
+          {"status", exit == 0 ? "passed" : "failed"},
+          {"exit_code", exit},
+          {"counts",
+           {{"reports", sources.size()},
+            {"counted", machines.size()},
+            {"passed", machines.size() - failing.size()},
+            {"failed", failing.size()},
+            {"not_counted", not_counted.size()}}},
+          {"codes", code_counts(machines)},
+          {"failing", failing},
+          {"not_counted", not_counted},
+          {"versions", versions},
+          {"machines", machines}};
+}
+
+}  // namespace kd

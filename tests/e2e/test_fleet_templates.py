@@ -1,0 +1,120 @@
+"""The fleet templates: ci/kubernetes/ (valid YAML asking for nvidia.com/gpu, reports on the shared
+volume; each container's script, with Kubernetes' own $(VAR) expansion, run here against this build
+with /reports in a temporary folder) and ci/slurm/ (bash that parses; its real run under Slurm is
+tests/slurm/run-single-node, label slurm)."""
+import glob
+import json
+import os
+import re
+import subprocess
+import unittest
+
+import jsonschema
+import yaml
+
+from kd import BIN, BUILD, DiagnosticTest, expected_default_code, read, validate
+
+KUBE = os.path.join(os.path.dirname(os.path.dirname(BUILD.schema)), "ci", "kubernetes")
+SLURM = os.path.join(os.path.dirname(KUBE), "slurm")
+AGGREGATE_SCHEMA = json.load(open(os.path.join(os.path.dirname(BUILD.schema), "aggregate.schema.json")))
+
+
+def load(name):
+    docs = list(yaml.safe_load_all(read(os.path.join(KUBE, name))))
+    assert len(docs) == 1, name
+    return docs[0]
+
+
+def pod_spec(doc):
+    return doc["spec"] if doc["kind"] == "Pod" else doc["spec"]["template"]["spec"]
+
+
+def kube_expand(text, env):
+    """What the kubelet does to command and args: $(VAR) of a defined VAR is replaced, $$ is a literal $."""
+    return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)",
+                  lambda m: "$" if m[0] == "$$" else env.get(m[1], m[0]), text)
+
+
+class Kubernetes(DiagnosticTest):
+    def test_manifests_parse_and_share_the_reports_volume(self):
+        kinds = {name: load(os.path.basename(name))["kind"] for name in glob.glob(os.path.join(KUBE, "*.yaml"))}
+        self.assertEqual(sorted(kinds.values()), ["DaemonSet", "Job", "PersistentVolumeClaim", "Pod"])
+        claim = load("reports-pvc.yaml")
+        self.assertEqual(claim["spec"]["accessModes"], ["ReadWriteMany"])
+        for name in ("kernodeck-job.yaml", "kernodeck-daemonset.yaml", "kernodeck-aggregate.yaml"):
+            with self.subTest(name=name):
+                spec = pod_spec(load(name))
+                self.assertEqual(spec["volumes"], [{"name": "reports", "persistentVolumeClaim": {"claimName": claim["metadata"]["name"]}}])
+                checks = [c for c in spec.get("initContainers", []) + spec["containers"] if c["name"] != "pause"]
+                self.assertEqual(len(checks), 1)
+                self.assertEqual(checks[0]["volumeMounts"], [{"name": "reports", "mountPath": "/reports"}])
+                gpus = checks[0].get("resources", {}).get("limits", {}).get("nvidia.com/gpu")
+                self.assertEqual(gpus, None if name == "kernodeck-aggregate.yaml" else 1, "the aggregate needs no GPU")
+
+    def test_job_spreads_one_pod_per_node_and_never_retries(self):
+        job = load("kernodeck-job.yaml")
+        self.assertEqual(job["spec"]["backoffLimit"], 0)
+        self.assertEqual(job["spec"]["completions"], job["spec"]["parallelism"])
+        [term] = pod_spec(job)["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        self.assertEqual(term["topologyKey"], "kubernetes.io/hostname")
+        self.assertEqual(term["labelSelector"]["matchLabels"], job["spec"]["template"]["metadata"]["labels"])
+
+    def run_container(self, name, env, reports):
+        """The check container's script as the kubelet would start it, /reports being REPORTS here."""
+        spec = pod_spec(load(name))
+        [c] = [c for c in spec.get("initContainers", []) + spec["containers"] if c["name"] != "pause"]
+        self.assertEqual(c["command"], ["/bin/sh", "-c"])
+        script = kube_expand(c["args"][0], env).replace("/reports", reports)
+        bin_dir = os.path.join(self.dir, "bin")
+        os.makedirs(bin_dir, exist_ok=True)
+        if not os.path.exists(os.path.join(bin_dir, "kernodeck-diagnostic")):
+            os.symlink(BIN, os.path.join(bin_dir, "kernodeck-diagnostic"))
+        defined = {e["name"] for e in c.get("env", [])}
+        self.assertLessEqual(set(env) - {"PATH"}, defined, "the test sets only what the manifest defines")
+        return subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, **env, "PATH": f"{bin_dir}:{os.environ['PATH']}"})
+
+    def test_job_then_aggregate_as_written(self):
+        code, exit_code = expected_default_code()
+        reports = os.path.join(self.dir, "reports")
+        os.mkdir(reports)
+        for node in ("gpu-node-1", "gpu-node-2"):
+            p = self.run_container("kernodeck-job.yaml", {"NODE_NAME": node, "JOB_UID": "0f3c"}, reports)
+            self.assertEqual(p.returncode, exit_code, p.stdout[-2000:] + p.stderr)
+            data = json.loads(read(os.path.join(reports, "kernodeck-check-0f3c", f"{node}.json")))
+            validate(data)
+            self.assertEqual(data["code"], code)
+        p = self.run_container("kernodeck-aggregate.yaml", {}, reports)
+        self.assertEqual(p.returncode, 20 if exit_code else 0, p.stdout + p.stderr)
+        agg = json.loads(read(os.path.join(reports, "kernodeck-check-0f3c.aggregate.json")))
+        jsonschema.Draft202012Validator(AGGREGATE_SCHEMA).validate(agg)
+        self.assertEqual([m["report"] for m in agg["machines"]],
+                         [f"{reports}/kernodeck-check-0f3c/gpu-node-{i}.json" for i in (1, 2)])
+        self.assertTrue(os.path.exists(os.path.join(reports, "kernodeck-check-0f3c.summary.md")))
+
+    def test_daemonset_check_writes_a_new_report_per_start(self):
+        code, exit_code = expected_default_code()
+        reports = os.path.join(self.dir, "reports")
+        os.mkdir(reports)
+        p = self.run_container("kernodeck-daemonset.yaml", {"NODE_NAME": "gpu-node-1"}, reports)
+        self.assertEqual(p.returncode, exit_code, p.stdout[-2000:] + p.stderr)
+        [name] = os.listdir(os.path.join(reports, "daemonset"))
+        self.assertRegex(name, r"^gpu-node-1-\d{8}T\d{6}Z\.json$")
+        validate(json.loads(read(os.path.join(reports, "daemonset", name))))
+
+
+class Slurm(unittest.TestCase):
+    def test_scripts_parse_and_ask_for_one_task_per_node(self):
+        for name in ("kernodeck.sbatch", "node-health"):
+            path = os.path.join(SLURM, name)
+            self.assertTrue(os.access(path, os.X_OK), name)
+            p = subprocess.run(["bash", "-n", path], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        text = read(os.path.join(SLURM, "kernodeck.sbatch"))
+        self.assertIn("#SBATCH --ntasks-per-node=1\n", text)
+        self.assertIn("srun --nodes=\"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=1", text)
+        self.assertIn('"$diag" aggregate ', text)
+
+
+if __name__ == "__main__":
+    unittest.main()
