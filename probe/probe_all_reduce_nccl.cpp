@@ -57,8 +57,13 @@ kd_status all_reduce(int devices, kd_all_reduce_out* out) {
     for (int rank = 0; rank < devices; ++rank) threads.emplace_back(rank_main, rank);
     for (auto& t : threads) t.join();
     out->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    for (auto& pg : groups)
-      if (pg) pg->shutdown();  // NCCL communicators and the watchdog threads go before the store
+    for (auto& pg : groups) {
+      try {
+        if (pg) pg->shutdown();  // NCCL communicators and the watchdog threads go before the store
+      } catch (const std::exception&) {
+        // A teardown error says nothing about the sum, which is already checked.
+      }
+    }
     out->ranks = devices;
     out->elements = kElements;
     out->expected = expected;

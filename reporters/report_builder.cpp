@@ -247,6 +247,8 @@ void set_verdict(json* report, Code code, const std::string& stage, const std::s
                           {"next_action", i.next_action}};
   }
   (*report)["next_action"] = i.next_action;
+  // --device-index all: a verdict set afterwards (e.g. OUTPUT_WRITE_FAILED) is no GPU's own.
+  if (report->contains("device_index")) (*report)["device_index"] = nullptr;
 }
 
 json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {

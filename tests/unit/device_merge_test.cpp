@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "reporters/report_builder.h"
 #include "reporters/terminal_reporter.h"
 #include "runner/all_devices.h"
 #include "sample_reports.h"
@@ -74,6 +75,14 @@ TEST(DeviceMerge, TheFirstFailingGpuDecidesAndIsNamed) {
   EXPECT_TRUE(contains(text, "Verdict: OUT_OF_MEMORY (exit 9) at stage L3.inputs on GPU 1")) << text;
   EXPECT_TRUE(contains(text, "GPU 2   NVIDIA H200              CHECK_FAILED (exit 8) at stage L3.product: broken on GPU 2")) << text;
   EXPECT_TRUE(contains(text, "GPU 0   NVIDIA H200              GPU_CHECK_PASSED (exit 0)\n")) << text;
+}
+
+TEST(DeviceMerge, AReportThatCannotBeSavedIsNoGpusVerdict) {
+  json m = merge_device_reports({gpu_report(0, 2), gpu_report(1, 2, "CHECK_FAILED", 8, "L3.product")}, json());
+  set_verdict(&m, Code::OutputWriteFailed, "report", "exists");
+  EXPECT_EQ(m["exit_code"], 12);
+  EXPECT_TRUE(m["device_index"].is_null());
+  EXPECT_EQ(line_starting(render_terminal(m, false, ""), "Verdict:"), "Verdict: OUTPUT_WRITE_FAILED (exit 12) at stage report");
 }
 
 TEST(DeviceMerge, NoVisibleGpuIsTheFirstRunsVerdictWithNoDevices) {
