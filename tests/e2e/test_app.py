@@ -158,6 +158,7 @@ class UserModel(ModelTest):
 
 
 PACKAGE = os.path.join(DATA, "tiny_model_cpu.pt2")  # tests/data/make_tiny_model.py --aoti: the same function, for the CPU
+REFERENCE_SPEC = os.path.join(DATA, "tiny_reference_spec.json")  # fixed inputs; output 0 as Python computed it
 
 
 def rewrite_package(src, dst, change):
@@ -191,6 +192,17 @@ class AotiPackage(ModelTest):
 
     def test_the_tiny_package_keeps_its_contract(self):
         self.assertPackagePasses(self.run_model(PACKAGE))
+
+    def test_both_formats_compute_what_python_computed(self):
+        for model, kind in ((MODEL, "torchscript"), (PACKAGE, "aoti_package")):
+            r = self.run_model(model, REFERENCE_SPEC)
+            if kind == "aoti_package" and not BUILD.aoti_loader:
+                self.assertCannotLoadPackages(r)
+                continue
+            self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+            ref = r.report["app"]["model"]["reference"]
+            self.assertEqual((ref["vectors"], ref["dim"], ref["threshold"]), (4, 3, 0.9999))
+            self.assertGreaterEqual(ref["min_cosine"], 0.9999)
 
     def test_the_format_comes_from_the_content_not_the_name(self):
         renamed = os.path.join(self.dir, "model.pt")
