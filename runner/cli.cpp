@@ -261,7 +261,8 @@ Options:
   --layers L1,L3        run only these layers (or choose tests with --gtest_filter);
                         "app" means L1-L4: the fixed check, then the application layer
   --full                run every layer (L4 to L7 included)
-  --model FILE          L4: also check your TorchScript model (implies --layers app)
+  --model FILE          L4: also check your model, TorchScript or an AOTInductor
+                        package (.pt2) (implies --layers app)
   --input SPEC.json     L4: its inputs (names, shapes, dtypes, ranges) and output contract
   --min-bandwidth-fraction F
                         L6: fail (16) when the copy bandwidth is below F of the

@@ -21,7 +21,7 @@ struct Options {
   std::vector<std::string> gtest_args; // --gtest_* flags, passed to the worker as given
   bool host_check = false;             // also ask nvidia-smi (informs, never decides)
   std::optional<std::string> python;   // also check this interpreter's torch (L1)
-  std::optional<std::string> model;    // L4: the user's TorchScript model
+  std::optional<std::string> model;    // L4: the user's model (TorchScript or an AOTInductor package)
   std::optional<std::string> input;    // L4: its input spec and output contract (JSON)
   std::optional<std::string> bundle;   // a new folder for the result bundle
   // L6: below these fractions of the device's reference figures a ceiling fails (code 16).

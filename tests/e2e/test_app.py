@@ -5,7 +5,7 @@ import shutil
 import unittest
 import zipfile
 
-from kd import BUILD, DiagnosticTest, expected_default_code, machine_has_gpu, needs_probe
+from kd import BUILD, DiagnosticTest, expected_default_code, needs_probe
 
 
 @needs_probe
@@ -160,6 +160,7 @@ class UserModel(ModelTest):
 
 
 PACKAGE = os.path.join(DATA, "tiny_model_cpu.pt2")  # tests/data/make_tiny_model.py --aoti: the same function, for the CPU
+REFERENCE_SPEC = os.path.join(DATA, "tiny_reference_spec.json")  # fixed inputs; output 0 as Python computed it
 
 
 def rewrite_package(src, dst, change):
@@ -193,6 +194,17 @@ class AotiPackage(ModelTest):
 
     def test_the_tiny_package_keeps_its_contract(self):
         self.assertPackagePasses(self.run_model(PACKAGE))
+
+    def test_both_formats_compute_what_python_computed(self):
+        for model, kind in ((MODEL, "torchscript"), (PACKAGE, "aoti_package")):
+            r = self.run_model(model, REFERENCE_SPEC)
+            if kind == "aoti_package" and not BUILD.aoti_loader:
+                self.assertCannotLoadPackages(r)
+                continue
+            self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+            ref = r.report["app"]["model"]["reference"]
+            self.assertEqual((ref["vectors"], ref["dim"], ref["threshold"]), (4, 3, 0.9999))
+            self.assertGreaterEqual(ref["min_cosine"], 0.9999)
 
     def test_the_format_comes_from_the_content_not_the_name(self):
         renamed = os.path.join(self.dir, "model.pt")
@@ -246,13 +258,15 @@ class AotiPackage(ModelTest):
 
     def test_the_cpu_package_on_cuda_gets_the_runs_real_verdict(self):
         r = self.run_kd("--device", "cuda", "--model", PACKAGE, "--input", self.spec())
-        if machine_has_gpu():
-            self.assertModelLoadFailed(r, "compiled for another device: this AOTInductor package was compiled for cpu "
-                                          "and this run asked for cuda:0")
-        else:  # L2 stops first: no GPU (6), or no GPU backend in the build (5)
-            code, exit_code = expected_default_code()
+        code, exit_code = expected_default_code()
+        if exit_code != 0:  # L2 stops first: no GPU here (6), or no GPU backend in the build (5)
             self.assertVerdict(r, code, exit_code)
             self.assertEqual(r.report["app"], None)
+        elif not BUILD.aoti_loader:
+            self.assertCannotLoadPackages(r)
+        else:
+            self.assertModelLoadFailed(r, "compiled for another device: this AOTInductor package was compiled for cpu "
+                                          "and this run asked for cuda:0")
 
 
 if __name__ == "__main__":

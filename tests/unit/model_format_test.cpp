@@ -92,6 +92,21 @@ TEST(ModelFormat, ADirectoryOutsideTheFileIsNotAnArchive) {
   EXPECT_EQ(inspect(b).format, ModelFormat::Unknown);
 }
 
+// Found by fuzz_model_format: a file shorter than the flatbuffer mark, and a Zip64 locator pointing past the file.
+TEST(ModelFormat, NeverAsksForMoreThanTheFileHolds) {
+  // 50 bytes: a Zip64 locator, then an end record whose fields all say "see the Zip64 record".
+  const std::string found("PK\x06\x07\x00\x20\x00\x00\x43\x07\x00\x00\x00\x00\x00\x08\x01\x00\x00\x00"
+                          "PK\x05\x06\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x05\x00\x00\x00\x00\x06\x00"
+                          "\x00\x00", 46);
+  for (const std::string& bytes : {std::string(), std::string("PK"), std::string("P\0\0\0", 4) + found}) {
+    const ReadAt strict = [&bytes](uint64_t offset, size_t n) {
+      EXPECT_LE(n, bytes.size());
+      return offset >= bytes.size() ? std::string() : bytes.substr(offset, n);
+    };
+    EXPECT_EQ(inspect_model(strict, bytes.size()).format, ModelFormat::Unknown);
+  }
+}
+
 TEST(ModelFormat, ReadsARealFile) {
   test::TempDir dir;
   std::ofstream(dir.file("model.bin"), std::ios::binary) << zip(kPackage);  // the name says nothing
