@@ -37,6 +37,11 @@ json driver(const json& r) {
   return gpus.is_array() && !gpus.empty() ? gpus[0]["driver_version"] : json();
 }
 
+// A file name is bytes, not always UTF-8; the aggregate's text is: invalid bytes read as U+FFFD.
+std::string utf8_name(const std::string& name) {
+  return json::parse(json(name).dump(-1, ' ', false, json::error_handler_t::replace)).get<std::string>();
+}
+
 json string_or_null(const json& v) { return v.is_string() ? v : json(); }
 
 json machine(const std::string& name, const json& r) {
@@ -88,22 +93,23 @@ json aggregate_reports(const std::vector<ReportSource>& sources) {
   json machines = json::array(), failing = json::array(), not_counted = json::array();
   std::map<std::string, std::string> first_with_run_id;
   for (const auto& s : sources) {
+    const std::string name = utf8_name(s.name);
     std::optional<std::string> why;
     const char* problem = problem_name(s.problem);
     if (s.problem != ReportSource::Problem::None) {
       why = s.message;
     } else if (!(why = report_problem(s.report))) {
-      const auto [it, fresh] = first_with_run_id.emplace(s.report["run_id"].get<std::string>(), s.name);
+      const auto [it, fresh] = first_with_run_id.emplace(s.report["run_id"].get<std::string>(), name);
       if (!fresh) {
         problem = "duplicate";  // a copy of one run would count one machine twice
         why = "the same run (run_id " + it->first + ") as " + it->second;
       }
     }
     if (why) {
-      not_counted.push_back({{"report", s.name}, {"problem", problem}, {"message", *why}});
+      not_counted.push_back({{"report", name}, {"problem", problem}, {"message", *why}});
       continue;
     }
-    machines.push_back(machine(s.name, s.report));
+    machines.push_back(machine(name, s.report));
     if (machines.back()["status"] == "failed") failing.push_back(machines.back());
   }
   const bool any_failed = !failing.empty(), any_not_counted = !not_counted.empty();

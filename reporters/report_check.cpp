@@ -1,5 +1,6 @@
 #include "report_check.h"
 
+#include <cstdint>
 #include <regex>
 
 #include <fmt/format.h>
@@ -72,7 +73,7 @@ std::optional<std::string> verdict_problem(const json& r) {
     return fmt::format("'code' '{}' is not a code name", code->get<std::string>());
   if (!std::regex_match(run_id->get<std::string>(), std::regex("[0-9a-f]{16}")))
     return "'run_id' is not 16 hexadecimal digits";
-  const int e = exit->get<int>();
+  const std::int64_t e = exit->get<std::int64_t>();  // not int: a huge number must not wrap into range
   if (e < 0 || e > 255) return fmt::format("'exit_code' {} is not an exit status (0-255)", e);
   if ((*status == "passed") != (e == 0))
     return fmt::format("'status' is '{}' but 'exit_code' is {}", status->get<std::string>(), e);
@@ -132,6 +133,8 @@ std::optional<std::string> facts_problem(const json& r) {
 
 std::optional<std::string> report_problem(const json& report) {
   if (!report.is_object()) return fmt::format("a report is a JSON object, not {}", type_of(report));
+  if (const auto kind = report.find("kind"); kind != report.end() && *kind == "kernodeck-aggregate")
+    return "an aggregate, not a report (keep aggregates outside the reports' folder)";
   if (!report.contains("schema_version")) return "not a kernodeck report: 'schema_version' is missing";
   if (auto why = verdict_problem(report)) return why;
   return facts_problem(report);

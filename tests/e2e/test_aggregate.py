@@ -31,7 +31,7 @@ class Aggregate(DiagnosticTest):
         paths = os.path.join(self.dir, "aggregate.json"), os.path.join(self.dir, "summary.md")
         if out:
             argv += ["--output", paths[0], "--summary-md", paths[1]]
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=60)
         proc.data = proc.md = None
         if out and proc.returncode in (0, 20, 21, 22):
             proc.data = json.loads(read(paths[0]))
@@ -122,6 +122,14 @@ class Aggregate(DiagnosticTest):
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 12, p.stderr)
         self.assertFalse(os.path.exists(md), "a summary contradicting the exit code must not stay")
+
+    def test_a_file_name_that_is_not_utf8(self):
+        path, data = self.failing_report()
+        odd = os.path.join(os.fsencode(self.dir), b"reports", b"node-\xff.json")
+        os.rename(path, odd)
+        p = self.aggregate(os.path.join(self.dir, "reports"))
+        self.assertEqual(p.returncode, 20, p.stdout + p.stderr)
+        self.assertEqual(p.data["failing"][0]["report"], os.path.join(self.dir, "reports", "node-\ufffd.json"))
 
     def test_usage_errors(self):
         for args, message in (((), "aggregate needs at least one report"),

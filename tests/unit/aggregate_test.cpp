@@ -58,6 +58,7 @@ TEST(ReportCheck, NamesTheFirstProblem) {
   };
   EXPECT_EQ(report_problem(json::array()), "a report is a JSON object, not an array");
   EXPECT_EQ(report_problem(json::parse(R"({"testsuites": []})")), "not a kernodeck report: 'schema_version' is missing");
+  EXPECT_EQ(report_problem(aggregate_reports({})), "an aggregate, not a report (keep aggregates outside the reports' folder)");
   EXPECT_EQ(problem([](json& r) { r["schema_version"] = "2.0"; }),
             "schema_version '2.0' is not 1.x, the major version this build reads");
   EXPECT_EQ(problem([](json& r) { r.erase("code"); }), "'code' is missing");
