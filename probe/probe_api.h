@@ -4,7 +4,7 @@
 #pragma once
 #include <stdint.h>
 
-#define KD_PROBE_ABI_VERSION 5  // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing
+#define KD_PROBE_ABI_VERSION 6  // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing; 6: L5 memory
 #define KD_PROBE_ENTRY "kd_probe_get_v1"
 
 #ifdef __cplusplus
@@ -122,6 +122,38 @@ typedef struct kd_ceiling_out {
   char desc[256];
 } kd_ceiling_out;
 
+// L5: the caching allocator's counters for one device, and the device's free/total (cudaMemGetInfo).
+typedef struct kd_memory_counters {
+  uint64_t allocated, reserved, peak_allocated, device_free, device_total;
+} kd_memory_counters;
+
+// L5 operating range: one point of the sweep. The L4 embeddings workload with its input set
+// repeated to `batch` sequences of up to `max_length` tokens (one of the two is the axis).
+#define KD_RANGE_MAX_WARM 16
+enum kd_range_result { KD_RANGE_PASSED = 0, KD_RANGE_OUT_OF_MEMORY, KD_RANGE_OVER_BUDGET, KD_RANGE_OVER_HOST_MEMORY };
+typedef struct kd_range_in {
+  kd_app_embed_in set;       // the L4 input set that grows (its device, ids and lengths; batch sizes unused)
+  int64_t batch, max_length;
+  int warm_runs;             // after one cold run, 1..KD_RANGE_MAX_WARM
+  double budget_ms;          // what is left of the sweep's time: the point stops after the run that passes it
+  double host_fraction;      // CPU: a point whose estimated size passes this share of free host memory is not run
+} kd_range_in;
+
+typedef struct kd_range_point {
+  int result;                       // kd_range_result
+  int warm;                         // warm runs completed
+  double cold_ms;                   // synchronized at both edges, like every run
+  double warm_ms[KD_RANGE_MAX_WARM];
+  int counters;                     // 1 on a GPU: the allocator counters below are filled
+  kd_memory_counters baseline;      // before the point (the model in place)
+  kd_memory_counters at_peak;       // after the last run, before anything is released (peak_allocated: the point's)
+  kd_memory_counters at_oom;        // when the allocation failed (before the release)
+  kd_memory_counters after;         // after the release and emptyCache: allocated must be back at baseline
+  uint64_t requested_bytes;         // the failed allocation, from the allocator's message (0 if it does not say)
+  uint64_t estimated_bytes;         // the workload's own estimate of the point's peak (CPU guard)
+  char message[256];                // the out-of-memory message's first line
+} kd_range_point;
+
 typedef struct kd_probe_v1 {
   int abi_version;
   kd_status (*torch_info)(kd_torch_info* out);
@@ -142,6 +174,9 @@ typedef struct kd_probe_v1 {
   // L6 (ABI 5).
   kd_status (*timing_segments)(const kd_app_embed_in* in, int runs, kd_timing_out* out);
   kd_status (*ceiling)(int index, int kind, kd_ceiling_out* out);  // CPU-only builds: KD_ERR_UNSUPPORTED
+  // L5 operating range (ABI 6).
+  kd_status (*range_memory_fraction)(int index, double fraction);  // caps the caching allocator; CPU-only builds: unsupported
+  kd_status (*range_point)(const kd_range_in* in, kd_range_point* out);  // an out-of-memory is a result, not an error
 } kd_probe_v1;
 
 typedef const kd_probe_v1* (*kd_probe_entry_fn)(void);

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "range_svg.h"
 #include "report_file.h"
 
 namespace kd {
@@ -63,7 +64,7 @@ std::map<std::string, std::string> bundle_files(const json& report, const Option
   if (app.is_object())
     for (const char* w : {"embeddings", "training"})
       if (app.contains(w)) input["built_in"][w] = app[w].value("input", "");
-  return {
+  std::map<std::string, std::string> files = {
       {"command.json", dump({{"arguments", redacted_command(o)}})},
       {"versions.json", dump({{"runtime", report.value("runtime", json())}, {"pytorch", report.value("pytorch", json())},
                               {"schema_version", report.value("schema_version", "")}})},
@@ -76,6 +77,12 @@ std::map<std::string, std::string> bundle_files(const json& report, const Option
       {"outputs.json", dump({{"app", app}, {"execution", report.value("execution", json())}})},
       {"report.json", dump(report)},
   };
+  const json memory = report.value("memory", json());
+  if (memory.is_object()) {  // L5's operating range, when it ran a point
+    const std::string svg = range_svg(memory.value("range", json()));
+    if (!svg.empty()) files["operating_range.svg"] = svg;
+  }
+  return files;
 }
 
 std::optional<std::string> write_new_folder(const std::string& path, const std::map<std::string, std::string>& files) {

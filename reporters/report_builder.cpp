@@ -42,6 +42,9 @@ json skeleton(const RunRecord& run) {
         {"bundle", o.bundle.has_value()},
         {"min_bandwidth_fraction", o.min_bandwidth_fraction},
         {"min_matmul_fraction", o.min_matmul_fraction},
+        {"range_axis", o.range_axis},
+        {"range_budget_s", o.range_budget_s},
+        {"range_memory_fraction", o.range_memory_fraction},
         {"fault_injection", o.fault.empty() ? json() : json(o.fault)}}},
       {"runtime",
        {{"os_family", nullptr}, {"os_name", nullptr}, {"arch", nullptr}, {"libc", nullptr}, {"compiler", nullptr},
@@ -58,6 +61,7 @@ json skeleton(const RunRecord& run) {
       {"python", nullptr},
       {"app", nullptr},
       {"timing", nullptr},
+      {"memory", nullptr},
       {"layers", json::array()},
       {"markers", json::array()},
       {"warnings", json::array()},
@@ -93,10 +97,10 @@ bool is_plain(const json& v) {  // a scalar, or a list of scalars (pytorch.arch_
 
 // Facts come from the worker, which may be broken: they land only where the report has a place
 // for them and never reshape it. runtime, pytorch and execution have fixed keys taking plain
-// values; device (plain values), python, app and timing are objects the layers fill.
+// values; device (plain values), python, app, timing and memory are objects the layers fill.
 void apply_fact(json* report, const json& ev) {
   static const std::set<std::string> kFixed = {"runtime", "pytorch", "execution"};
-  static const std::set<std::string> kOpen = {"device", "python", "app", "timing"};
+  static const std::set<std::string> kOpen = {"device", "python", "app", "timing", "memory"};
   const std::string path = text(ev, "path");
   const json value = ev.contains("value") ? ev["value"] : json();
   if (path.size() < 2 || path[0] != '/') return;

@@ -11,7 +11,7 @@
 
 namespace kd {
 
-inline constexpr const char* kSchemaVersion = "1.3";  // 1.1: host, python, arch, error.cause; 1.2: markers; 1.3: timing (L6), app.stop_resume
+inline constexpr const char* kSchemaVersion = "1.4";  // 1.1: host, python, arch, error.cause; 1.2: markers; 1.3: timing (L6), app.stop_resume; 1.4: memory (L5)
 
 struct WorkerEnd {
   bool timed_out = false;

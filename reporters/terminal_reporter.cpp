@@ -1,5 +1,8 @@
 #include "terminal_reporter.h"
 
+#include <algorithm>
+#include <vector>
+
 #include <fmt/color.h>
 #include <fmt/format.h>
 
@@ -74,6 +77,29 @@ std::string timing_lines(const json& t) {
   return out;
 }
 
+std::string gib(const json& v) { return v.is_number() ? fmt::format("{:.2f}", v.get<double>() / (1024.0 * 1024 * 1024)) : "-"; }
+
+// L5: the operating range, one line per point in the order of the axis, then its result.
+std::string range_lines(const json& range) {
+  const std::string axis = str(range, "axis");
+  std::string out = fmt::format("Operating range ({}; {}): largest pass {}, first failure {} ({}), {} s\n", axis,
+                                str(range, "workload"), field(range, "largest_pass").dump(), field(range, "first_fail").dump(),
+                                str(range, "stop_reason"), number(field(range, "seconds"), "{:.1f}"));
+  std::vector<json> points(field(range, "points").begin(), field(range, "points").end());
+  std::stable_sort(points.begin(), points.end(),
+                   [](const json& a, const json& b) { return a.value("value", 0.0) < b.value("value", 0.0); });
+  // On a GPU the allocator's measured peak and reserve; on the CPU only the workload's estimate.
+  const bool gpu = str(range, "memory_limit") == "allocator";
+  out += fmt::format("  {:>10} {:<16} {:>10} {:>10} {:>12}{}\n", axis, "result", "warm ms", "cold ms",
+                     gpu ? "peak GiB" : "est. GiB", gpu ? fmt::format(" {:>12}", "reserved GiB") : "");
+  for (const auto& p : points)
+    out += fmt::format("  {:>10} {:<16} {:>10} {:>10} {:>12}{}\n", field(p, "value").dump(), str(p, "result"),
+                       number(field(p, "warm_median_ms"), "{:.4g}"), number(field(p, "cold_ms"), "{:.4g}"),
+                       gib(field(p, gpu ? "peak_allocated_bytes" : "estimated_bytes")),
+                       gpu ? fmt::format(" {:>12}", gib(field(p, "reserved_bytes"))) : "");
+  return out;
+}
+
 }  // namespace
 
 std::string render_terminal(const json& r, bool colour, const std::string& python_path) {
@@ -87,6 +113,7 @@ std::string render_terminal(const json& r, bool colour, const std::string& pytho
   for (const auto& l : field(r, "layers"))
     if (str(l, "status") != "not_run") out += layer_line(l, colour);
   if (field(r, "timing").is_object()) out += timing_lines(field(r, "timing"));
+  if (field(field(r, "memory"), "range").is_object()) out += range_lines(field(field(r, "memory"), "range"));
 
   const bool passed = str(r, "status") == "passed";
   const std::string verdict = fmt::format("{} (exit {})", str(r, "code"), r.value("exit_code", -1));

@@ -35,6 +35,15 @@ bool parse_seconds(const std::string& s, double* out) {
   return std::isfinite(*out);
 }
 
+// The form parse_seconds reads back as the same double: every accepted value has at most 9 decimals,
+// and "{}" would print 0.000001 as "1e-06", which the worker's own parse would refuse.
+std::string plain_decimal(double v) {
+  std::string s = fmt::format("{:.9f}", v);
+  s.erase(s.find_last_not_of('0') + 1);
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
 // "--gtest_filter=X" -> "--gtest_filter"; "--device=cpu" -> "--device".
 std::string option_name(const std::string& arg) { return arg.substr(0, arg.find('=')); }
 
@@ -156,6 +165,23 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       if (!parse_seconds(v, &f) || f < 0 || f > 1)
         return UsageError{fmt::format("{} must be a fraction from 0 to 1, not '{}'", arg, v)};
       (arg == "--min-bandwidth-fraction" ? o.min_bandwidth_fraction : o.min_matmul_fraction) = f;
+    } else if (arg == "--range-axis") {
+      if (auto e = value(&v)) return *e;
+      if (v != "batch" && v != "length") return UsageError{fmt::format("--range-axis must be 'batch' or 'length', not '{}'", v)};
+      o.range_axis = v;
+    } else if (arg == "--range-budget") {
+      if (auto e = value(&v)) return *e;
+      double t = 0;
+      if (!parse_seconds(v, &t) || t < 1 || t > kMaxTimeout - kRangeTimeoutRoom)
+        return UsageError{fmt::format("--range-budget must be a number of seconds from 1 to {}, not '{}'",
+                                      kMaxTimeout - kRangeTimeoutRoom, v)};
+      o.range_budget_s = t;
+    } else if (arg == "--range-memory-fraction") {
+      if (auto e = value(&v)) return *e;
+      double f = 0;
+      if (!parse_seconds(v, &f) || f <= 0 || f > 1)
+        return UsageError{fmt::format("--range-memory-fraction must be a fraction above 0, at most 1, not '{}'", v)};
+      o.range_memory_fraction = f;
     } else if (arg == "--inject-fault") {
       if (auto e = value(&v)) return *e;
       if (std::find(kFaults.begin(), kFaults.end(), v) == kFaults.end())
@@ -196,6 +222,12 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
   if (full && (layers_given || o.has_gtest_flag("filter")))
     return UsageError{"--full runs every layer: give it without --layers or --gtest_filter"};
   if (full) o.layers = known_layers;
+  // The sweep must end before the run's timeout does, or the run would say TIMEOUT instead of the range.
+  if (std::find(o.layers.begin(), o.layers.end(), "L5") != o.layers.end() &&
+      o.range_budget_s + kRangeTimeoutRoom > o.timeout_s)
+    return UsageError{fmt::format("--range-budget {} s does not fit in --timeout {} s: L5 needs the budget plus {} s; "
+                                  "lower --range-budget or raise --timeout",
+                                  o.range_budget_s, o.timeout_s, kRangeTimeoutRoom)};
   if (o.model.has_value() != o.input.has_value())
     return UsageError{"--model and --input go together: the model, and the spec of its input and output contract"};
   if (o.model && !o.has_gtest_flag("filter")) {
@@ -212,11 +244,16 @@ std::vector<std::string> worker_arguments(const Options& o, int event_fd) {
   if (!o.run_id.empty()) a.insert(a.end(), {"--kd-run-id", o.run_id});
   if (!o.layers.empty()) a.insert(a.end(), {"--layers", fmt::format("{}", fmt::join(o.layers, ","))});
   if (!o.fault.empty()) a.insert(a.end(), {"--inject-fault", o.fault});
-  // "{}" prints the shortest form that reads back as the same double.
   if (o.min_bandwidth_fraction != kDefaultMinBandwidthFraction)
-    a.insert(a.end(), {"--min-bandwidth-fraction", fmt::format("{}", o.min_bandwidth_fraction)});
+    a.insert(a.end(), {"--min-bandwidth-fraction", plain_decimal(o.min_bandwidth_fraction)});
   if (o.min_matmul_fraction != kDefaultMinMatmulFraction)
-    a.insert(a.end(), {"--min-matmul-fraction", fmt::format("{}", o.min_matmul_fraction)});
+    a.insert(a.end(), {"--min-matmul-fraction", plain_decimal(o.min_matmul_fraction)});
+  // The worker's L5 fits its range sweep into what is left of the run (and checks the budget against it).
+  if (o.timeout_s != 30) a.insert(a.end(), {"--timeout", plain_decimal(o.timeout_s)});
+  if (o.range_axis != "batch") a.insert(a.end(), {"--range-axis", o.range_axis});
+  if (o.range_budget_s != kDefaultRangeBudget) a.insert(a.end(), {"--range-budget", plain_decimal(o.range_budget_s)});
+  if (o.range_memory_fraction != kDefaultRangeMemoryFraction)
+    a.insert(a.end(), {"--range-memory-fraction", plain_decimal(o.range_memory_fraction)});
   // The user's own strings go as --opt=VALUE: a value that itself starts with "--" reads back as given.
   if (o.python) a.push_back("--python=" + *o.python);
   if (o.model) a.insert(a.end(), {"--model=" + *o.model, "--input=" + *o.input});
@@ -240,7 +277,7 @@ Options:
                         rules as --output), e.g. for $GITHUB_STEP_SUMMARY
   --layers L1,L3        run only these layers (or choose tests with --gtest_filter);
                         "app" means L1-L4: the fixed check, then the application layer
-  --full                run every layer (L4 and L6 included)
+  --full                run every layer (L4 to L6 included)
   --model FILE          L4: also check your TorchScript model (implies --layers app)
   --input SPEC.json     L4: its inputs (names, shapes, dtypes, ranges) and output contract
   --min-bandwidth-fraction F
@@ -248,6 +285,14 @@ Options:
                         device's reference figure, 0 to 1 (default 0.6)
   --min-matmul-fraction F
                         L6: the same for the matrix products (default 0.5)
+  --range-axis batch|length
+                        L5: the axis the operating range grows (default batch)
+  --range-budget S      L5: the range sweep's time, 1 to 110 s (default 20); a run
+                        with L5 needs --timeout of at least S + 10
+  --range-memory-fraction F
+                        L5: the share of the GPU's memory the sweep may use (the
+                        allocator is capped to it), or on the CPU of the host's
+                        available memory, above 0 and at most 1 (default 0.9)
   --bundle DIR          also write the result bundle into DIR, a new folder (exit 12 if it exists)
   --host-check          also report what nvidia-smi sees (driver, memory; at most 3 s)
   --python PATH         also check that this interpreter imports torch (layer L1)

@@ -9,6 +9,11 @@
 namespace kd {
 
 inline constexpr double kDefaultMinBandwidthFraction = 0.6, kDefaultMinMatmulFraction = 0.5;
+// L5's operating range (README "Layer L5"): the sweep's own time, and the share of the device's memory
+// (the caching allocator is capped to it) or, on the CPU, of the host's available memory it may use.
+inline constexpr double kDefaultRangeBudget = 20, kDefaultRangeMemoryFraction = 0.9;
+// What a run that includes L5 keeps beyond the range budget for LibTorch's load and L1-L3 (and the sweep's last point).
+inline constexpr double kRangeTimeoutRoom = 10;
 
 struct Options {
   std::string device = "cuda";  // "cuda" or "cpu"; never falls back silently
@@ -27,6 +32,9 @@ struct Options {
   // Defaults sit well under what healthy cards reach (README "Layer L6").
   double min_bandwidth_fraction = kDefaultMinBandwidthFraction;
   double min_matmul_fraction = kDefaultMinMatmulFraction;
+  std::string range_axis = "batch";    // L5: the axis that grows, "batch" or "length"
+  double range_budget_s = kDefaultRangeBudget;
+  double range_memory_fraction = kDefaultRangeMemoryFraction;
   std::string fault;                   // test-only fault injection; "" when off
   bool in_process = false;             // debug: run the tests in this process (no timeout)
   int worker_fd = -1;                  // internal: this process is the worker, events go to this fd

@@ -34,11 +34,13 @@ class CpuRun(DiagnosticTest):
             self.assertTrue(rep["runtime"][key], key)
         self.assertEqual(rep["runtime"]["os_family"], "linux")
         layers = {l["id"]: l for l in rep["layers"]}
-        self.assertEqual(list(layers), ["L1", "L2", "L3", "L4", "L6"])
-        self.assertEqual(layers["L4"]["status"], "not_run")  # L4 and L6 are off in a plain run
+        self.assertEqual(list(layers), ["L1", "L2", "L3", "L4", "L5", "L6"])
+        self.assertEqual(layers["L4"]["status"], "not_run")  # L4 to L6 are off in a plain run
+        self.assertEqual(layers["L5"]["status"], "not_run")
         self.assertEqual(layers["L6"]["status"], "not_run")
         self.assertIsNone(rep["app"])
         self.assertIsNone(rep["timing"])
+        self.assertIsNone(rep["memory"])
         self.assertEqual(layers["L1"]["status"], "passed")
         self.assertEqual([t["name"] for t in layers["L3"]["tests"]],
                          ["Inputs", "Product", "Loss", "Gradients", "Synchronize"])
@@ -56,7 +58,7 @@ class CpuRun(DiagnosticTest):
         r = self.run_kd("--device", "cpu", "--gtest_filter=L3_TinyOp.*")
         self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
         layers = {l["id"]: l["status"] for l in r.report["layers"]}
-        self.assertEqual(layers, {"L1": "not_run", "L2": "not_run", "L3": "passed", "L4": "not_run", "L6": "not_run"})
+        self.assertEqual(layers, {"L1": "not_run", "L2": "not_run", "L3": "passed", "L4": "not_run", "L5": "not_run", "L6": "not_run"})
         self.assertTrue(r.report["pytorch"]["loaded"])  # L1's import ran as a prerequisite
 
     def test_partial_filter_is_not_a_device_verdict(self):

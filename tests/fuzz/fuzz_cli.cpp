@@ -13,7 +13,7 @@
 
 namespace {
 
-const std::vector<std::string> kLayers = {"L1", "L2", "L3", "L4", "L6"};  // what the diagnostic registers
+const std::vector<std::string> kLayers = {"L1", "L2", "L3", "L4", "L5", "L6"};  // what the diagnostic registers
 
 // A broken property: say which, then abort so that libFuzzer keeps the input.
 #define check(ok) ((ok) ? (void)0 : (std::fprintf(stderr, "property failed: %s (line %d)\n", #ok, __LINE__), std::abort()))
