@@ -17,7 +17,8 @@ enum kd_status_kind {
 };
 
 // Test-only fault injection, chosen with --inject-fault and recorded in the report.
-enum kd_fault { KD_FAULT_NONE = 0, KD_FAULT_WRONG_PRODUCT, KD_FAULT_HANG, KD_FAULT_OUT_OF_MEMORY, KD_FAULT_RUNTIME_ERROR };
+enum kd_fault { KD_FAULT_NONE = 0, KD_FAULT_WRONG_PRODUCT, KD_FAULT_HANG, KD_FAULT_OUT_OF_MEMORY, KD_FAULT_RUNTIME_ERROR,
+                KD_FAULT_RANGE_LEAK };  // L5: a tensor kept alive past the first out-of-memory's recovery
 
 typedef struct kd_status {
   int kind;            // kd_status_kind
@@ -137,6 +138,7 @@ typedef struct kd_range_in {
   int warm_runs;             // after one cold run, 1..KD_RANGE_MAX_WARM
   double budget_ms;          // what is left of the sweep's time: the point stops after the run that passes it
   double host_fraction;      // CPU: a point whose estimated size passes this share of free host memory is not run
+  int fault;                 // kd_fault: only KD_FAULT_RANGE_LEAK acts here
 } kd_range_in;
 
 typedef struct kd_range_point {

@@ -4,6 +4,7 @@
 // real and cheap; an out-of-memory is caught here, everything released, the cache emptied,
 // and the counters read again so that the suite can check the recovery.
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 #include <c10/core/InferenceMode.h>
 #include <unistd.h>
 
@@ -112,6 +113,10 @@ kd_status range_point(const kd_range_in* in, kd_range_point* out) {
       copy_to(out->message, sizeof out->message, summary_line(m));
       out->requested_bytes = requested_bytes(m);
       if (in->set.on_gpu) out->at_oom = range::counters(in->set.index);
+      if (in->fault == KD_FAULT_RANGE_LEAK) {  // test-only: what a reference kept by mistake does to the recovery
+        static std::vector<at::Tensor> kept;
+        kept.push_back(at::empty({int64_t(1) << 20}, at::TensorOptions().dtype(at::kFloat).device(device)));
+      }
     } catch (const std::bad_alloc& e) {
       out->result = KD_RANGE_OUT_OF_MEMORY;
       copy_to(out->message, sizeof out->message, e.what());

@@ -10,7 +10,7 @@
 
 namespace kd {
 
-const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error"};
+const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error", "range-leak"};
 
 namespace {
 
@@ -42,6 +42,12 @@ std::string plain_decimal(double v) {
   s.erase(s.find_last_not_of('0') + 1);
   if (s.back() == '.') s.pop_back();
   return s;
+}
+
+// An option with two possible words: "--device must be 'cuda' or 'cpu', not 'gpu'".
+std::optional<UsageError> check_either(const std::string& arg, const std::string& v, const char* a, const char* b) {
+  if (v == a || v == b) return std::nullopt;
+  return UsageError{fmt::format("{} must be '{}' or '{}', not '{}'", arg, a, b, v)};
 }
 
 // "--gtest_filter=X" -> "--gtest_filter"; "--device=cpu" -> "--device".
@@ -121,10 +127,11 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       return std::nullopt;
     };
     std::string v;
-    if (arg == "--device") {
+    if (arg == "--device" || arg == "--range-axis") {
       if (auto e = value(&v)) return *e;
-      if (v != "cuda" && v != "cpu") return UsageError{fmt::format("--device must be 'cuda' or 'cpu', not '{}'", v)};
-      o.device = v;
+      const bool device = arg == "--device";
+      if (auto e = check_either(arg, v, device ? "cuda" : "batch", device ? "cpu" : "length")) return *e;
+      (device ? o.device : o.range_axis) = v;
     } else if (arg == "--device-index") {
       if (auto e = value(&v)) return *e;
       long n = 0;
@@ -165,10 +172,6 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       if (!parse_seconds(v, &f) || f < 0 || f > 1)
         return UsageError{fmt::format("{} must be a fraction from 0 to 1, not '{}'", arg, v)};
       (arg == "--min-bandwidth-fraction" ? o.min_bandwidth_fraction : o.min_matmul_fraction) = f;
-    } else if (arg == "--range-axis") {
-      if (auto e = value(&v)) return *e;
-      if (v != "batch" && v != "length") return UsageError{fmt::format("--range-axis must be 'batch' or 'length', not '{}'", v)};
-      o.range_axis = v;
     } else if (arg == "--range-budget") {
       if (auto e = value(&v)) return *e;
       double t = 0;
@@ -297,7 +300,8 @@ Options:
   --host-check          also report what nvidia-smi sees (driver, memory; at most 3 s)
   --python PATH         also check that this interpreter imports torch (layer L1)
   --in-process          debug: run the tests in this process (no timeout guard)
-  --inject-fault KIND   TEST ONLY: wrong-product, hang, abort, oom, runtime-error;
+  --inject-fault KIND   TEST ONLY: wrong-product, hang, abort, oom, runtime-error,
+                        range-leak (L5, GPU);
                         recorded in the report, never a diagnosis
   -h, --help            this text
 

@@ -55,6 +55,7 @@ struct Sweep {
     in.warm_runs = kWarmRuns;
     in.budget_ms = seconds_left * 1000;
     in.host_fraction = ctx.options.range_memory_fraction;
+    in.fault = ctx.probe_fault();
     return in;
   }
 
