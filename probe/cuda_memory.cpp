@@ -9,7 +9,7 @@ namespace kd_probe {
 kd_memory_counters memory_counters(int index) {
   const auto device = static_cast<c10::DeviceIndex>(index);
   const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device);
-  constexpr auto kAll = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+  constexpr size_t kAll = 0;  // StatType::AGGREGATE in every LibTorch (the enum changed namespace in 2.6)
   kd_memory_counters c{};
   c.allocated = static_cast<uint64_t>(stats.allocated_bytes[kAll].current);
   c.reserved = static_cast<uint64_t>(stats.reserved_bytes[kAll].current);
