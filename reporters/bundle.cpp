@@ -30,6 +30,7 @@ json redacted_command(const Options& o) {
   a.insert(a.end(), {"--timeout", fmt::format("{}", o.timeout_s)});
   if (!o.layers.empty()) a.insert(a.end(), {"--layers", fmt::format("{}", fmt::join(o.layers, ","))});
   if (o.model) a.insert(a.end(), {"--model", "<file>", "--input", "<file>"});
+  for (const auto& r : range_arguments(o)) a.push_back(r);
   if (o.python) a.insert(a.end(), {"--python", "<interpreter>"});
   if (o.host_check) a.push_back("--host-check");
   if (o.output) a.insert(a.end(), {"--output", "<file>"});

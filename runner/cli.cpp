@@ -241,6 +241,15 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
   return o;
 }
 
+std::vector<std::string> range_arguments(const Options& o) {
+  std::vector<std::string> a;
+  if (o.range_axis != "batch") a.insert(a.end(), {"--range-axis", o.range_axis});
+  if (o.range_budget_s != kDefaultRangeBudget) a.insert(a.end(), {"--range-budget", plain_decimal(o.range_budget_s)});
+  if (o.range_memory_fraction != kDefaultRangeMemoryFraction)
+    a.insert(a.end(), {"--range-memory-fraction", plain_decimal(o.range_memory_fraction)});
+  return a;
+}
+
 std::vector<std::string> worker_arguments(const Options& o, int event_fd) {
   std::vector<std::string> a = {"--kd-worker-fd", std::to_string(event_fd), "--device", o.device,
                                 "--device-index", std::to_string(o.device_index)};
@@ -253,10 +262,8 @@ std::vector<std::string> worker_arguments(const Options& o, int event_fd) {
     a.insert(a.end(), {"--min-matmul-fraction", plain_decimal(o.min_matmul_fraction)});
   // The worker's L5 fits its range sweep into what is left of the run (and checks the budget against it).
   if (o.timeout_s != 30) a.insert(a.end(), {"--timeout", plain_decimal(o.timeout_s)});
-  if (o.range_axis != "batch") a.insert(a.end(), {"--range-axis", o.range_axis});
-  if (o.range_budget_s != kDefaultRangeBudget) a.insert(a.end(), {"--range-budget", plain_decimal(o.range_budget_s)});
-  if (o.range_memory_fraction != kDefaultRangeMemoryFraction)
-    a.insert(a.end(), {"--range-memory-fraction", plain_decimal(o.range_memory_fraction)});
+  const std::vector<std::string> range = range_arguments(o);
+  a.insert(a.end(), range.begin(), range.end());
   // The user's own strings go as --opt=VALUE: a value that itself starts with "--" reads back as given.
   if (o.python) a.push_back("--python=" + *o.python);
   if (o.model) a.insert(a.end(), {"--model=" + *o.model, "--input=" + *o.input});

@@ -60,6 +60,9 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
 // The worker's arguments: the user's own options, re-created, plus the event fd and the run id.
 std::vector<std::string> worker_arguments(const Options& o, int event_fd);
 
+// L5's range options that differ from their defaults, as arguments (the worker's, the bundle's command).
+std::vector<std::string> range_arguments(const Options& o);
+
 std::string usage_text();
 
 extern const std::vector<std::string> kFaults;

@@ -1,6 +1,7 @@
 """Layer L5's operating range with the real binary on the CPU: the sweep grows the L4 embeddings
 workload within its time budget (and the host-memory guard), the table, /memory/range and the
 bundle's operating_range.svg agree, and a budget that does not fit the timeout is a usage error."""
+import json
 import os
 import subprocess
 import unittest
@@ -52,6 +53,8 @@ class OperatingRange(DiagnosticTest):
         self.assertIn(f"batch, largest pass {rng['largest_pass']}, first failure {rng['first_fail']} (time_budget)", svg)
         p = passed[-1]
         self.assertIn(f"warm median latency, ms {p['value']}: {p['warm_median_ms']:.6g}", svg)
+        args = json.load(open(os.path.join(folder, "command.json")))["arguments"]
+        self.assertEqual(args[args.index("--range-budget") + 1], "3")  # the bundle's command reproduces the sweep
 
     def test_the_length_axis_and_the_host_memory_guard(self):
         # A fraction so small that a few points already pass it: the guard refuses without running.
