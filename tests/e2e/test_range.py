@@ -38,10 +38,10 @@ class OperatingRange(DiagnosticTest):
             self.assertIsNone(p["peak_allocated_bytes"])  # no caching allocator on the CPU
             self.assertEqual(p["estimated_bytes"], p["value"] * 64 * 269)
         self.assertEqual(rng["largest_pass"], max(p["value"] for p in passed))
-        # Three seconds end a CPU sweep long before 0.9 of the host's memory does.
-        self.assertEqual(rng["stop_reason"], "time_budget")
+        # Three seconds end a CPU sweep long before 0.9 of the host's memory does (a small runner may hit the memory).
+        self.assertIn(rng["stop_reason"], ("time_budget", "memory_fraction"))
         self.assertEqual(rng["first_fail"], rng["points"][-1]["value"])
-        self.assertLess(rng["seconds"], 3 + 1)
+        self.assertLess(rng["seconds"], 3 + 3)  # a point's runs are not cut short: the last may pass the budget
         # The table, in the order of the axis.
         self.assertIn(f"Operating range (batch; {rng['workload']}): largest pass {rng['largest_pass']}", r.stdout)
         self.assertRegex(r.stdout, r"\n +1 passed +[0-9.e+-]+ +[0-9.e+-]+ +0\.00 *\n")
@@ -50,7 +50,7 @@ class OperatingRange(DiagnosticTest):
         lint = subprocess.run([XMLLINT, "--noout", svg_path], capture_output=True, text=True)
         self.assertEqual(lint.returncode, 0, lint.stderr)
         svg = open(svg_path).read()
-        self.assertIn(f"batch, largest pass {rng['largest_pass']}, first failure {rng['first_fail']} (time_budget)", svg)
+        self.assertIn(f"batch, largest pass {rng['largest_pass']}, first failure {rng['first_fail']} ({rng['stop_reason']})", svg)
         p = passed[-1]
         self.assertIn(f"warm median latency, ms {p['value']}: {p['warm_median_ms']:.6g}", svg)
         args = json.load(open(os.path.join(folder, "command.json")))["arguments"]
@@ -77,12 +77,12 @@ class OperatingRange(DiagnosticTest):
         self.assertNotIn("Verdict:", bad.stdout)
 
     def test_under_a_gtest_filter_the_sweep_fits_what_is_left_of_the_timeout(self):
-        r = self.run_kd("--device", "cpu", "--gtest_filter=L5_Memory.OperatingRange", "--timeout", "9")
+        r = self.run_kd("--device", "cpu", "--gtest_filter=L5_Memory.OperatingRange", "--timeout", "12")
         self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
         rng = r.report["memory"]["range"]
-        self.assertTrue(rng["budget_capped_by_timeout"])
-        self.assertLess(rng["budget_s"], 9 - 5 + 0.01)
-        self.assertEqual(rng["stop_reason"], "time_budget")
+        self.assertTrue(rng["budget_capped_by_timeout"])  # 12 s less the start and 5 s kept: under the default 20
+        self.assertLess(rng["budget_s"], 12 - 5)
+        self.assertLess(r.seconds, 12)  # ended on its own, before the timeout
 
 
 if __name__ == "__main__":
