@@ -6,10 +6,14 @@
 
 #include <fmt/format.h>
 
+#include "report_text.h"
+
 namespace kd {
 namespace {
 
 using nlohmann::json;
+using text::field;
+using text::str;
 
 constexpr double kWidth = 720, kLeft = 80, kRight = 700, kPanelHeight = 200;
 constexpr double kTop[2] = {76, 336};  // the latency panel, the memory panel
@@ -33,7 +37,8 @@ std::string escape(const std::string& s) {
   return out;
 }
 
-double num(const json& j, const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN; }
+// Reports can come from a broken worker: anything not a number reads as absent.
+double num(const json& j, const char* key) { return field(j, key).is_number() ? field(j, key).get<double>() : NAN; }
 
 class Plot {
  public:
@@ -65,8 +70,8 @@ class Plot {
       for (const auto& [v, w] : s.xy) pts += fmt::format("{:.1f},{:.1f} ", x(v), y(w));
       out += fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="1.5" points="{}"/>)", s.colour, pts);
       for (const auto& [v, w] : s.xy)
-        out += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"><title>{} {}: {:.6g}</title></circle>)", x(v),
-                           y(w), s.colour, escape(s.name), static_cast<int64_t>(v), w);
+        out += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"><title>{} {:.0f}: {:.6g}</title></circle>)", x(v),
+                           y(w), s.colour, escape(s.name), v, w);
       out += fmt::format(R"(<text x="{}" y="{}" fill="{}" font-size="11">{}</text>)", kLeft + 8, ly, s.colour, escape(s.name));
       ly += 14;
     }
@@ -80,14 +85,14 @@ class Plot {
 }  // namespace
 
 std::string range_svg(const json& range) {
-  if (!range.is_object() || !range.contains("points") || !range["points"].is_array()) return "";
+  if (!field(range, "points").is_array()) return "";
   std::vector<json> ran;
-  for (const auto& p : range["points"])
-    if (p.value("ran", false) && num(p, "value") >= 1) ran.push_back(p);
+  for (const auto& p : field(range, "points"))
+    if (field(p, "ran") == true && num(p, "value") >= 1) ran.push_back(p);
   if (ran.empty()) return "";
   std::sort(ran.begin(), ran.end(), [](const json& a, const json& b) { return num(a, "value") < num(b, "value"); });
-  const std::string axis = range.value("axis", "value");
-  const json first_fail = range.value("first_fail", json());
+  const std::string axis = str(range, "axis", "value");
+  const json first_fail = num(range, "first_fail") >= 1 ? field(range, "first_fail") : json();
   const double hi = std::max(num(ran.back(), "value"), first_fail.is_number() ? first_fail.get<double>() : 0.0);
   const Plot plot(num(ran.front(), "value"), hi);
 
@@ -112,7 +117,7 @@ std::string range_svg(const json& range) {
   const double cap = num(range, "memory_cap_bytes") / kGiB;
   if (!std::isnan(cap)) mem_max = std::max(mem_max, cap);
 
-  const std::string largest = range.value("largest_pass", json()).dump(), fail = first_fail.dump();
+  const std::string largest = field(range, "largest_pass").dump(), fail = first_fail.dump();
   std::string svg = fmt::format(
       R"(<?xml version="1.0" encoding="UTF-8"?>)"
       "\n"
@@ -120,8 +125,8 @@ std::string range_svg(const json& range) {
       "\n",
       kWidth, kWidth);
   svg += fmt::format(R"(<text x="{}" y="22" font-size="15" font-weight="bold">Operating range: {}, largest pass {}, first failure {} ({})</text>)",
-                     kLeft, escape(axis), escape(largest), escape(fail), escape(range.value("stop_reason", "")));
-  svg += fmt::format(R"(<text x="{}" y="42" font-size="10">{}</text>)", kLeft, escape(range.value("workload", "")));
+                     kLeft, escape(axis), escape(largest), escape(fail), escape(str(range, "stop_reason")));
+  svg += fmt::format(R"(<text x="{}" y="42" font-size="10">{}</text>)", kLeft, escape(str(range, "workload")));
   svg += fmt::format(R"(<text x="{}" y="58" font-size="10">log2 x-axis; warm median of the synchronized forward passes</text>)", kLeft);
   svg += "\n" + plot.panel(0, "latency (ms)", {latency}, ymax({&latency})) + "\n";
   svg += plot.panel(1, "memory (GiB)", {peak, reserved, estimate}, mem_max) + "\n";

@@ -85,9 +85,10 @@ std::string range_lines(const json& range) {
   std::string out = fmt::format("Operating range ({}; {}): largest pass {}, first failure {} ({}), {} s\n", axis,
                                 str(range, "workload"), field(range, "largest_pass").dump(), field(range, "first_fail").dump(),
                                 str(range, "stop_reason"), number(field(range, "seconds"), "{:.1f}"));
-  std::vector<json> points(field(range, "points").begin(), field(range, "points").end());
-  std::stable_sort(points.begin(), points.end(),
-                   [](const json& a, const json& b) { return a.value("value", 0.0) < b.value("value", 0.0); });
+  std::vector<json> points;
+  if (field(range, "points").is_array()) points.assign(field(range, "points").begin(), field(range, "points").end());
+  const auto value = [](const json& p) { return field(p, "value").is_number() ? field(p, "value").get<double>() : 0.0; };
+  std::stable_sort(points.begin(), points.end(), [&](const json& a, const json& b) { return value(a) < value(b); });
   // On a GPU the allocator's measured peak and reserve; on the CPU only the workload's estimate.
   const bool gpu = str(range, "memory_limit") == "allocator";
   out += fmt::format("  {:>10} {:<16} {:>10} {:>10} {:>12}{}\n", axis, "result", "warm ms", "cold ms",

@@ -70,5 +70,14 @@ TEST(RangeSvg, NothingWithoutAPointThatRan) {
   EXPECT_EQ(range_svg({{"points", {point(1, "time_budget", nullptr, nullptr, nullptr, false)}}}), "");
 }
 
+TEST(RangeSvg, AMalformedRangeReadsAsAbsentNeverThrows) {  // a broken worker's facts
+  const json odd = {{"points", {1, "x", json::array(), {{"ran", true}, {"value", 1e300}, {"warm_median_ms", "fast"}}}},
+                    {"workload", 5}, {"axis", json::array()}, {"first_fail", -3}, {"memory_cap_bytes", "big"}};
+  std::string svg;
+  EXPECT_NO_THROW(svg = range_svg(odd));
+  expect_well_formed(svg);
+  EXPECT_NO_THROW(range_svg({{"points", {{{"ran", "yes"}, {"value", 4}}}}}));
+}
+
 }  // namespace
 }  // namespace kd

@@ -59,6 +59,10 @@ TEST(TerminalReporter, ShowsTheOperatingRangeInTheOrderOfTheAxis) {
   EXPECT_EQ(line_starting(out, "           8 passed"),
             "           8 passed                 1.25       1.25         2.00         2.00");
   EXPECT_EQ(line_starting(out, "          16"), "          16 memory_fraction           -          -         3.00         3.00");
+  r["memory"]["range"]["points"] = {1, "x", {{"value", "many"}}};  // a broken worker's facts read as absent
+  EXPECT_NO_THROW(render_terminal(r, false));
+  r["memory"]["range"]["points"] = 7;
+  EXPECT_NO_THROW(render_terminal(r, false));
 }
 
 TEST(TerminalReporter, ShowsTheHintsCauseHostAndPython) {
