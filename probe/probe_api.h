@@ -137,7 +137,7 @@ typedef struct kd_range_in {
   int64_t batch, max_length;
   int warm_runs;             // after one cold run, 1..KD_RANGE_MAX_WARM
   double budget_ms;          // what is left of the sweep's time: the point stops after the run that passes it
-  double host_fraction;      // CPU: a point whose estimated size passes this share of free host memory is not run
+  double host_fraction;      // CPU: a point whose estimated size passes this share of MemAvailable is not run
   int fault;                 // kd_fault: only KD_FAULT_RANGE_LEAK acts here
 } kd_range_in;
 
@@ -149,7 +149,7 @@ typedef struct kd_range_point {
   int counters;                     // 1 on a GPU: the allocator counters below are filled
   kd_memory_counters baseline;      // before the point (the model in place)
   kd_memory_counters at_peak;       // after the last run, before anything is released (peak_allocated: the point's)
-  kd_memory_counters at_oom;        // when the allocation failed (before the release)
+  kd_memory_counters at_oom;        // right after the failure: the point's tensors gone, the cache not yet emptied
   kd_memory_counters after;         // after the release and emptyCache: allocated must be back at baseline
   uint64_t requested_bytes;         // the failed allocation, from the allocator's message (0 if it does not say)
   uint64_t estimated_bytes;         // the workload's own estimate of the point's peak (CPU guard)
