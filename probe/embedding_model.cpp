@@ -2,6 +2,7 @@
 
 #include <ATen/ops/cat.h>
 #include <ATen/ops/dropout.h>
+#include <ATen/ops/arange.h>
 #include <ATen/ops/from_blob.h>
 
 #include <algorithm>
@@ -86,6 +87,29 @@ at::Tensor run_batches(const EmbeddingModel& m, const std::vector<HostBatch>& ba
     outs.push_back(m.forward(t, k));
   }
   return at::cat(outs, 0);
+}
+
+DeviceBatch grown_batch(const kd_app_embed_in& in, int64_t rows, int64_t max_length, const at::Device& device) {
+  std::vector<int64_t> ids(static_cast<size_t>(in.count)), lengths(ids.size());
+  for (int i = 0; i < in.count; ++i) {
+    ids[static_cast<size_t>(i)] = in.ids[i];
+    lengths[static_cast<size_t>(i)] = std::max<int64_t>(1, in.lengths[i] * max_length / kMaxLength);
+  }
+  const auto longs = at::TensorOptions().dtype(at::kLong);
+  const at::Tensor pick = at::arange(rows, longs.device(device)).remainder(in.count);
+  const at::Tensor row_ids = at::from_blob(ids.data(), {in.count}, longs).to(device).index_select(0, pick);
+  const at::Tensor row_len = at::from_blob(lengths.data(), {in.count}, longs).to(device).index_select(0, pick);
+  const at::Tensor pos = at::arange(max_length, longs.device(device));
+  // Never 0 (padding), always below kVocab; no int64 overflow for any id of the L4 set.
+  const at::Tensor valid = pos.unsqueeze(0).lt(row_len.unsqueeze(1));
+  const at::Tensor tokens = row_ids.unsqueeze(1).mul(7919).add(pos.unsqueeze(0).mul(104729)).remainder(kVocab - 1).add(1);
+  return {tokens.mul(valid), valid.to(at::kFloat)};
+}
+
+uint64_t grown_batch_bytes(int64_t rows, int64_t max_length) {
+  // tokens (int64), mask and its bool (float32 + 1), the gathered embeddings and their masked copy (float32).
+  const uint64_t per_token = 8 + 4 + 1 + 2 * kEmbed * 4;
+  return static_cast<uint64_t>(rows) * static_cast<uint64_t>(max_length) * per_token;
 }
 
 }  // namespace kd::probe::embed

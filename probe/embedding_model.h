@@ -11,6 +11,7 @@
 namespace kd::probe::embed {
 
 constexpr int kVocab = 512, kEmbed = 32, kDim = 16;
+constexpr int kMaxLength = 64;  // the longest input of the L4 set (suites/embeddings_input.h)
 
 // A tensor of fixed values in [-scale/2, scale/2) from seed, on device.
 at::Tensor fixed(std::vector<int64_t> shape, uint64_t seed, float scale, const at::Device& device);
@@ -37,5 +38,15 @@ std::vector<HostBatch> host_batches(const kd_app_embed_in& in, const std::vector
 
 // Moves each batch to device and runs it; the vectors in batching order, on device.
 at::Tensor run_batches(const EmbeddingModel& m, const std::vector<HostBatch>& batches, const at::Device& device);
+
+// The size knobs, for L5's operating range: the L4 input set repeated to `rows` sequences (row r is
+// input r % count), each length scaled by max_length / kMaxLength (at least 1 token). Built on the
+// device from a simple formula: the range measures sizes, and a host loop would time the host.
+struct DeviceBatch {
+  at::Tensor tokens, mask;
+};
+DeviceBatch grown_batch(const kd_app_embed_in& in, int64_t rows, int64_t max_length, const at::Device& device);
+// The bytes one grown batch and its forward pass hold at their peak, from the shapes (CPU guard).
+uint64_t grown_batch_bytes(int64_t rows, int64_t max_length);
 
 }  // namespace kd::probe::embed

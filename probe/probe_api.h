@@ -19,7 +19,8 @@ enum kd_status_kind {
 };
 
 // Test-only fault injection, chosen with --inject-fault and recorded in the report.
-enum kd_fault { KD_FAULT_NONE = 0, KD_FAULT_WRONG_PRODUCT, KD_FAULT_HANG, KD_FAULT_OUT_OF_MEMORY, KD_FAULT_RUNTIME_ERROR };
+enum kd_fault { KD_FAULT_NONE = 0, KD_FAULT_WRONG_PRODUCT, KD_FAULT_HANG, KD_FAULT_OUT_OF_MEMORY, KD_FAULT_RUNTIME_ERROR,
+                KD_FAULT_RANGE_LEAK };  // L5: a tensor kept alive past the first out-of-memory's recovery
 
 typedef struct kd_status {
   int kind;            // kd_status_kind
@@ -154,6 +155,35 @@ typedef struct kd_memory_out {
   int referenced_intact;                        // after emptyCache the model computes the first vectors exactly
   char desc[256];
 } kd_memory_out;
+
+// L5 operating range: one point of the sweep. The L4 embeddings workload with its input set
+// repeated to `batch` sequences of up to `max_length` tokens (one of the two is the axis).
+#define KD_RANGE_MAX_WARM 16
+enum kd_range_result { KD_RANGE_PASSED = 0, KD_RANGE_OUT_OF_MEMORY, KD_RANGE_OVER_BUDGET, KD_RANGE_OVER_HOST_MEMORY };
+typedef struct kd_range_in {
+  kd_app_embed_in set;       // the L4 input set that grows (its device, ids and lengths; batch sizes unused)
+  int64_t batch, max_length;
+  int warm_runs;             // after one cold run, 1..KD_RANGE_MAX_WARM
+  double budget_ms;          // what is left of the sweep's time: the point stops after the run that passes it
+  double host_fraction;      // CPU: a point whose estimated size passes this share of MemAvailable is not run
+  int fault;                 // kd_fault: only KD_FAULT_RANGE_LEAK acts here
+} kd_range_in;
+
+typedef struct kd_range_point {
+  int result;                       // kd_range_result
+  int warm;                         // warm runs completed
+  double cold_ms;                   // synchronized at both edges, like every run
+  double warm_ms[KD_RANGE_MAX_WARM];
+  int counters;                     // 1 on a GPU: the allocator counters below are filled
+  kd_memory_counters baseline;      // before the point (the model in place)
+  kd_memory_counters at_peak;       // after the last run, before anything is released (peak_allocated: the point's)
+  kd_memory_counters at_oom;        // right after the failure: the point's tensors gone, the cache not yet emptied
+  kd_memory_counters after;         // after the release and emptyCache: allocated must be back at baseline
+  uint64_t requested_bytes;         // the failed allocation, from the allocator's message (0 if it does not say)
+  uint64_t estimated_bytes;         // the workload's own estimate of the point's peak (CPU guard)
+  char message[256];                // the out-of-memory message's first line
+} kd_range_point;
+
 // L7 peer layer, GPU only: a copy from one GPU to another. The source holds a known pattern
 // (0, 1, 2, ... as int32); the destination is compared with the same pattern built on the
 // destination itself, so a wrong byte is found on the device without trusting the copy.
@@ -204,6 +234,9 @@ typedef struct kd_probe_v1 {
   // L5 (ABI 6).
   // step(user, name) is called as each named step starts ("load", "first_compute", "iterations", "empty_cache").
   kd_status (*memory_workload)(const kd_memory_in* in, kd_memory_out* out, kd_marker_sink step, void* user);
+  // L5 operating range (ABI 6).
+  kd_status (*range_memory_fraction)(int index, double fraction);  // caps the caching allocator; CPU-only builds: unsupported
+  kd_status (*range_point)(const kd_range_in* in, kd_range_point* out);  // an out-of-memory is a result, not an error
   // Peer layer (ABI 7). CPU-only builds: KD_ERR_UNSUPPORTED.
   // Copies `bytes` from GPU src to GPU dst, verifies, then (repeats > 0) times that many more copies.
   kd_status (*peer_copy)(int src, int dst, int64_t bytes, int repeats, int fault, kd_peer_copy_out* out);

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "range_svg.h"
 #include "report_file.h"
 
 namespace kd {
@@ -29,6 +30,7 @@ json redacted_command(const Options& o) {
   a.insert(a.end(), {"--timeout", fmt::format("{}", o.timeout_s)});
   if (!o.layers.empty()) a.insert(a.end(), {"--layers", fmt::format("{}", fmt::join(o.layers, ","))});
   if (o.model) a.insert(a.end(), {"--model", "<file>", "--input", "<file>"});
+  for (const auto& r : range_arguments(o)) a.push_back(r);
   if (o.python) a.insert(a.end(), {"--python", "<interpreter>"});
   if (o.memory_fraction) a.insert(a.end(), {"--memory-fraction", fmt::format("{}", *o.memory_fraction)});
   if (o.host_check) a.push_back("--host-check");
@@ -64,7 +66,7 @@ std::map<std::string, std::string> bundle_files(const json& report, const Option
   if (app.is_object())
     for (const char* w : {"embeddings", "training"})
       if (app.contains(w)) input["built_in"][w] = app[w].value("input", "");
-  return {
+  std::map<std::string, std::string> files = {
       {"command.json", dump({{"arguments", redacted_command(o)}})},
       {"versions.json", dump({{"runtime", report.value("runtime", json())}, {"pytorch", report.value("pytorch", json())},
                               {"schema_version", report.value("schema_version", "")}})},
@@ -78,6 +80,12 @@ std::map<std::string, std::string> bundle_files(const json& report, const Option
       {"outputs.json", dump({{"app", app}, {"execution", report.value("execution", json())}})},
       {"report.json", dump(report)},
   };
+  const json memory = report.value("memory", json());
+  if (memory.is_object()) {  // L5's operating range, when it ran a point
+    const std::string svg = range_svg(memory.value("range", json()));
+    if (!svg.empty()) files["operating_range.svg"] = svg;
+  }
+  return files;
 }
 
 std::optional<std::string> write_new_folder(const std::string& path, const std::map<std::string, std::string>& files) {

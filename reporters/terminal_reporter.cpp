@@ -1,5 +1,8 @@
 #include "terminal_reporter.h"
 
+#include <algorithm>
+#include <vector>
+
 #include <fmt/color.h>
 #include <fmt/format.h>
 
@@ -150,6 +153,30 @@ std::string peer_lines(const json& p) {
   return out;
 }
 
+std::string gib(const json& v) { return v.is_number() ? fmt::format("{:.2f}", v.get<double>() / (1024.0 * 1024 * 1024)) : "-"; }
+
+// L5: the operating range, one line per point in the order of the axis, then its result.
+std::string range_lines(const json& range) {
+  const std::string axis = str(range, "axis");
+  std::string out = fmt::format("Operating range ({}; {}): largest pass {}, first failure {} ({}), {} s\n", axis,
+                                str(range, "workload"), field(range, "largest_pass").dump(), field(range, "first_fail").dump(),
+                                str(range, "stop_reason"), number(field(range, "seconds"), "{:.1f}"));
+  std::vector<json> points;
+  if (field(range, "points").is_array()) points.assign(field(range, "points").begin(), field(range, "points").end());
+  const auto value = [](const json& p) { return field(p, "value").is_number() ? field(p, "value").get<double>() : 0.0; };
+  std::stable_sort(points.begin(), points.end(), [&](const json& a, const json& b) { return value(a) < value(b); });
+  // On a GPU the allocator's measured peak and reserve; on the CPU only the workload's estimate.
+  const bool gpu = str(range, "memory_limit") == "allocator";
+  out += fmt::format("  {:>10} {:<16} {:>10} {:>10} {:>12}{}\n", axis, "result", "warm ms", "cold ms",
+                     gpu ? "peak GiB" : "est. GiB", gpu ? fmt::format(" {:>12}", "reserved GiB") : "");
+  for (const auto& p : points)
+    out += fmt::format("  {:>10} {:<16} {:>10} {:>10} {:>12}{}\n", field(p, "value").dump(), str(p, "result"),
+                       number(field(p, "warm_median_ms"), "{:.4g}"), number(field(p, "cold_ms"), "{:.4g}"),
+                       gib(field(p, gpu ? "peak_allocated_bytes" : "estimated_bytes")),
+                       gpu ? fmt::format(" {:>12}", gib(field(p, "reserved_bytes"))) : "");
+  return out;
+}
+
 }  // namespace
 
 std::string render_terminal(const json& r, bool colour, const std::string& python_path) {
@@ -164,6 +191,7 @@ std::string render_terminal(const json& r, bool colour, const std::string& pytho
     if (str(l, "status") != "not_run") out += layer_line(l, colour);
   if (field(r, "memory").is_object() && field(field(r, "memory"), "device").is_string()) out += memory_lines(field(r, "memory"));
   if (field(r, "timing").is_object()) out += timing_lines(field(r, "timing"));
+  if (field(field(r, "memory"), "range").is_object()) out += range_lines(field(field(r, "memory"), "range"));
   if (field(r, "devices").is_array()) {
     const json& decided = field(r, "device_index");
     if (field(r, "devices").empty())

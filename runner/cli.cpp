@@ -10,7 +10,7 @@
 
 namespace kd {
 
-const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error", "leak"};
+const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error", "leak", "range-leak"};
 
 namespace {
 
@@ -33,6 +33,21 @@ bool parse_seconds(const std::string& s, double* out) {
     return false;
   *out = std::strtod(s.c_str(), nullptr);
   return std::isfinite(*out);
+}
+
+// The form parse_seconds reads back as the same double: every accepted value has at most 9 decimals,
+// and "{}" would print 0.000001 as "1e-06", which the worker's own parse would refuse.
+std::string plain_decimal(double v) {
+  std::string s = fmt::format("{:.9f}", v);
+  s.erase(s.find_last_not_of('0') + 1);
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+// An option with two possible words: "--device must be 'cuda' or 'cpu', not 'gpu'".
+std::optional<UsageError> check_either(const std::string& arg, const std::string& v, const char* a, const char* b) {
+  if (v == a || v == b) return std::nullopt;
+  return UsageError{fmt::format("{} must be '{}' or '{}', not '{}'", arg, a, b, v)};
 }
 
 // "--gtest_filter=X" -> "--gtest_filter"; "--device=cpu" -> "--device".
@@ -112,10 +127,11 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       return std::nullopt;
     };
     std::string v;
-    if (arg == "--device") {
+    if (arg == "--device" || arg == "--range-axis") {
       if (auto e = value(&v)) return *e;
-      if (v != "cuda" && v != "cpu") return UsageError{fmt::format("--device must be 'cuda' or 'cpu', not '{}'", v)};
-      o.device = v;
+      const bool device = arg == "--device";
+      if (auto e = check_either(arg, v, device ? "cuda" : "batch", device ? "cpu" : "length")) return *e;
+      (device ? o.device : o.range_axis) = v;
     } else if (arg == "--device-index") {
       if (auto e = value(&v)) return *e;
       long n = 0;
@@ -165,6 +181,19 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       if (!parse_seconds(v, &f) || f <= 0 || f > 1)
         return UsageError{fmt::format("--memory-fraction must be a fraction above 0 and at most 1, not '{}'", v)};
       o.memory_fraction = f;
+    } else if (arg == "--range-budget") {
+      if (auto e = value(&v)) return *e;
+      double t = 0;
+      if (!parse_seconds(v, &t) || t < 1 || t > kMaxTimeout - kRangeTimeoutRoom)
+        return UsageError{fmt::format("--range-budget must be a number of seconds from 1 to {}, not '{}'",
+                                      kMaxTimeout - kRangeTimeoutRoom, v)};
+      o.range_budget_s = t;
+    } else if (arg == "--range-memory-fraction") {
+      if (auto e = value(&v)) return *e;
+      double f = 0;
+      if (!parse_seconds(v, &f) || f <= 0 || f > 1)
+        return UsageError{fmt::format("--range-memory-fraction must be a fraction above 0, at most 1, not '{}'", v)};
+      o.range_memory_fraction = f;
     } else if (arg == "--inject-fault") {
       if (auto e = value(&v)) return *e;
       if (std::find(kFaults.begin(), kFaults.end(), v) == kFaults.end())
@@ -213,6 +242,12 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
     return UsageError{"--device-index all runs one worker per GPU: it cannot go with --in-process"};
   if (o.all_devices && !o.gtest_args.empty())  // each GPU's worker would write the same gtest output, filter apart
     return UsageError{"--device-index all chooses the tests for each GPU itself: use --layers, not --gtest_* flags"};
+  // The sweep must end before the run's timeout does, or the run would say TIMEOUT instead of the range.
+  if (std::find(o.layers.begin(), o.layers.end(), "L5") != o.layers.end() &&
+      o.range_budget_s + kRangeTimeoutRoom > o.timeout_s)
+    return UsageError{fmt::format("--range-budget {} s does not fit in --timeout {} s: L5 needs the budget plus {} s; "
+                                  "lower --range-budget or raise --timeout",
+                                  o.range_budget_s, o.timeout_s, kRangeTimeoutRoom)};
   if (o.model.has_value() != o.input.has_value())
     return UsageError{"--model and --input go together: the model, and the spec of its input and output contract"};
   if (o.model && !o.has_gtest_flag("filter")) {
@@ -223,18 +258,30 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
   return o;
 }
 
+std::vector<std::string> range_arguments(const Options& o) {
+  std::vector<std::string> a;
+  if (o.range_axis != "batch") a.insert(a.end(), {"--range-axis", o.range_axis});
+  if (o.range_budget_s != kDefaultRangeBudget) a.insert(a.end(), {"--range-budget", plain_decimal(o.range_budget_s)});
+  if (o.range_memory_fraction != kDefaultRangeMemoryFraction)
+    a.insert(a.end(), {"--range-memory-fraction", plain_decimal(o.range_memory_fraction)});
+  return a;
+}
+
 std::vector<std::string> worker_arguments(const Options& o, int event_fd) {
   std::vector<std::string> a = {"--kd-worker-fd", std::to_string(event_fd), "--device", o.device,
                                 "--device-index", std::to_string(o.device_index)};
   if (!o.run_id.empty()) a.insert(a.end(), {"--kd-run-id", o.run_id});
   if (!o.layers.empty()) a.insert(a.end(), {"--layers", fmt::format("{}", fmt::join(o.layers, ","))});
   if (!o.fault.empty()) a.insert(a.end(), {"--inject-fault", o.fault});
-  // "{}" prints the shortest form that reads back as the same double.
   if (o.min_bandwidth_fraction != kDefaultMinBandwidthFraction)
-    a.insert(a.end(), {"--min-bandwidth-fraction", fmt::format("{}", o.min_bandwidth_fraction)});
+    a.insert(a.end(), {"--min-bandwidth-fraction", plain_decimal(o.min_bandwidth_fraction)});
   if (o.min_matmul_fraction != kDefaultMinMatmulFraction)
-    a.insert(a.end(), {"--min-matmul-fraction", fmt::format("{}", o.min_matmul_fraction)});
-  if (o.memory_fraction) a.insert(a.end(), {"--memory-fraction", fmt::format("{}", *o.memory_fraction)});
+    a.insert(a.end(), {"--min-matmul-fraction", plain_decimal(o.min_matmul_fraction)});
+  if (o.memory_fraction) a.insert(a.end(), {"--memory-fraction", plain_decimal(*o.memory_fraction)});
+  // The worker's L5 fits its range sweep into what is left of the run (and checks the budget against it).
+  if (o.timeout_s != 30) a.insert(a.end(), {"--timeout", plain_decimal(o.timeout_s)});
+  const std::vector<std::string> range = range_arguments(o);
+  a.insert(a.end(), range.begin(), range.end());
   // The user's own strings go as --opt=VALUE: a value that itself starts with "--" reads back as given.
   if (o.python) a.push_back("--python=" + *o.python);
   if (o.model) a.insert(a.end(), {"--model=" + *o.model, "--input=" + *o.input});
@@ -270,13 +317,21 @@ Options:
   --min-matmul-fraction F
                         L6: the same for the matrix products (default 0.5)
   --memory-fraction F   L5: let the caching allocator hold at most F of the GPU's
-                        memory (0 < F <= 1) while L5's workload runs: a smaller card
+                        memory (0 < F <= 1) while L5's workload runs: as on a smaller card
+  --range-axis batch|length
+                        L5: the axis the operating range grows (default batch)
+  --range-budget S      L5: the range sweep's time, 1 to 110 s (default 20); a run
+                        with L5 needs --timeout of at least S + 10
+  --range-memory-fraction F
+                        L5: the share of the GPU's memory the sweep may use (the
+                        allocator is capped to it), or on the CPU of the host's
+                        available memory, above 0 and at most 1 (default 0.9)
   --bundle DIR          also write the result bundle into DIR, a new folder (exit 12 if it exists)
   --host-check          also report what nvidia-smi sees (driver, memory; at most 3 s)
   --python PATH         also check that this interpreter imports torch (layer L1)
   --in-process          debug: run the tests in this process (no timeout guard)
   --inject-fault KIND   TEST ONLY: wrong-product, hang, abort, oom, runtime-error,
-                        leak (L5's workload keeps every loss tensor);
+                        leak (L5's workload keeps every loss tensor), range-leak (L5, GPU);
                         recorded in the report, never a diagnosis
   -h, --help            this text
 

@@ -9,6 +9,11 @@
 namespace kd {
 
 inline constexpr double kDefaultMinBandwidthFraction = 0.6, kDefaultMinMatmulFraction = 0.5;
+// L5's operating range (README "Layer L5"): the sweep's own time, and the share of the device's memory
+// (the caching allocator is capped to it) or, on the CPU, of the host's available memory it may use.
+inline constexpr double kDefaultRangeBudget = 20, kDefaultRangeMemoryFraction = 0.9;
+// What a run that includes L5 keeps beyond the range budget for LibTorch's load and L1-L3 (and the sweep's last point).
+inline constexpr double kRangeTimeoutRoom = 10;
 
 struct Options {
   std::string device = "cuda";  // "cuda" or "cpu"; never falls back silently
@@ -31,6 +36,9 @@ struct Options {
   // L5: "pretend this card is smaller": the caching allocator may hold at most this fraction of the
   // device's memory while L5's workload runs (setMemoryFraction); unset: the whole device.
   std::optional<double> memory_fraction;
+  std::string range_axis = "batch";    // L5: the axis that grows, "batch" or "length"
+  double range_budget_s = kDefaultRangeBudget;
+  double range_memory_fraction = kDefaultRangeMemoryFraction;
   std::string fault;                   // test-only fault injection; "" when off
   bool in_process = false;             // debug: run the tests in this process (no timeout)
   int worker_fd = -1;                  // internal: this process is the worker, events go to this fd
@@ -55,6 +63,9 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
 
 // The worker's arguments: the user's own options, re-created, plus the event fd and the run id.
 std::vector<std::string> worker_arguments(const Options& o, int event_fd);
+
+// L5's range options that differ from their defaults, as arguments (the worker's, the bundle's command).
+std::vector<std::string> range_arguments(const Options& o);
 
 std::string usage_text();
 

@@ -19,7 +19,8 @@ class CpuRun(DiagnosticTest):
             "layers": None,
             "gtest_filter": None, "in_process": False, "fault_injection": None, "host_check": False,
             "python": False, "model": False, "bundle": False,
-            "min_bandwidth_fraction": 0.6, "min_matmul_fraction": 0.5, "memory_fraction": None})
+            "min_bandwidth_fraction": 0.6, "min_matmul_fraction": 0.5, "memory_fraction": None,
+            "range_axis": "batch", "range_budget_s": 20.0, "range_memory_fraction": 0.9})
         self.assertEqual(rep["execution"], {"device": "cpu", "product_verified": True,
                                             "gradient_verified": True, "loss": 196.0, "arch_supported": None})
         pt = rep["pytorch"]

@@ -234,6 +234,10 @@ void expect_worker_sees_the_same(const Options& user) {
   EXPECT_EQ(worker.min_bandwidth_fraction, user.min_bandwidth_fraction);
   EXPECT_EQ(worker.min_matmul_fraction, user.min_matmul_fraction);
   EXPECT_EQ(worker.memory_fraction, user.memory_fraction);
+  EXPECT_EQ(worker.timeout_s, user.timeout_s);
+  EXPECT_EQ(worker.range_axis, user.range_axis);
+  EXPECT_EQ(worker.range_budget_s, user.range_budget_s);
+  EXPECT_EQ(worker.range_memory_fraction, user.range_memory_fraction);
 }
 
 TEST(Cli, AppMeansTheFixedCheckThenL4AndFullMeansEveryLayer) {
@@ -278,6 +282,10 @@ TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {
   expect_worker_sees_the_same(parse_ok({"--device-index=5", "--gtest_filter=L2_*:L3_*", "--timeout", "60"}));
   expect_worker_sees_the_same(parse_ok({"--python", "python3", "--host-check"}));
   expect_worker_sees_the_same(parse_ok({"--python=--odd-name"}));  // found by fuzz_cli: a value like an option
+  expect_worker_sees_the_same(parse_ok({"--range-axis", "length", "--range-budget", "2.5", "--range-memory-fraction=0.25"}));
+  // Small values print as "1e-06" by default, which the worker's parse would refuse (a usage error in the worker).
+  expect_worker_sees_the_same(parse_ok({"--range-memory-fraction", "0.000001", "--min-matmul-fraction", "0.000000001",
+                                        "--min-bandwidth-fraction", "0.123456789", "--timeout", "119.999999999"}));
   expect_worker_sees_the_same(parse_ok({"--model", "m.pt", "--input", "s.json", "--device", "cpu"}));
   expect_worker_sees_the_same(parse_ok({"--min-bandwidth-fraction", "0.7", "--min-matmul-fraction", "0.123456789"}));
   expect_worker_sees_the_same(parse_ok({"--memory-fraction", "0.000123457", "--inject-fault", "leak"}));
@@ -312,6 +320,32 @@ TEST(Cli, DeviceIndexAllRefusesWhatCannotBeDoneOncePerGpu) {
   EXPECT_NE(usage_error({"--device-index", "all", "--gtest_output=xml:x.xml"}).find("--gtest_"), std::string::npos);
   EXPECT_NE(usage_error({"--device-index", "All"}).find("or 'all'"), std::string::npos);
   EXPECT_NE(usage_error({"--device-index", "all", "--device-index", "0"}).find("more than once"), std::string::npos);
+}
+
+// L5's operating range: its options, and a budget that must fit in the run's timeout.
+TEST(Cli, RangeOptionsAreCheckedAndTheBudgetMustFitTheTimeout) {
+  const std::vector<std::string> known = {"L1", "L2", "L3", "L4", "L5", "L6"};
+  auto ok = [&](std::vector<std::string> a) { return std::get<Options>(parse_command_line(a, known)); };
+  auto error = [&](std::vector<std::string> a) {
+    const ParseResult r = parse_command_line(a, known);
+    return std::holds_alternative<UsageError>(r) ? std::get<UsageError>(r).message : std::string("(accepted)");
+  };
+  const Options d = ok({});
+  EXPECT_EQ(d.range_axis, "batch");
+  EXPECT_EQ(d.range_budget_s, 20);
+  EXPECT_EQ(d.range_memory_fraction, 0.9);
+  EXPECT_EQ(ok({"--layers", "L5"}).range_budget_s, 20);  // 20 + 10 fits the default 30 s
+  EXPECT_EQ(ok({"--range-axis=length", "--range-budget", "3", "--range-memory-fraction", "0.5"}).range_axis, "length");
+  EXPECT_NE(error({"--range-axis", "width"}).find("'batch' or 'length'"), std::string::npos);
+  EXPECT_NE(error({"--range-budget", "0.5"}).find("from 1 to 110"), std::string::npos);
+  EXPECT_NE(error({"--range-budget", "1e1"}).find("--range-budget"), std::string::npos);
+  EXPECT_NE(error({"--range-memory-fraction", "0"}).find("above 0"), std::string::npos);
+  EXPECT_NE(error({"--range-memory-fraction", "1.5"}).find("at most 1"), std::string::npos);
+  const std::string tight = error({"--layers", "L5", "--timeout", "20"});
+  EXPECT_NE(tight.find("--range-budget 20 s does not fit in --timeout 20 s"), std::string::npos) << tight;
+  EXPECT_NE(error({"--full", "--range-budget", "25"}).find("does not fit"), std::string::npos);
+  EXPECT_EQ(ok({"--layers", "L5", "--timeout", "20", "--range-budget", "10"}).timeout_s, 20);
+  EXPECT_EQ(ok({"--timeout", "5"}).range_budget_s, 20);  // without L5 the budget is not used
 }
 
 }  // namespace

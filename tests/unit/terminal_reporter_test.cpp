@@ -54,6 +54,36 @@ TEST(TerminalReporter, ShowsTheMemoryStepsGrowthAndEmptyCacheWhenL5Ran) {
   EXPECT_TRUE(contains(render_terminal(r, false), "Memory (cpu): the workload ran 20 iterations; no allocator counters"));
 }
 
+// L5: the operating range, one line per point in the order of the axis (the sweep ran them bisecting).
+TEST(TerminalReporter, ShowsTheOperatingRangeInTheOrderOfTheAxis) {
+  nlohmann::json r = passed_cpu_report();
+  EXPECT_FALSE(contains(render_terminal(r, false), "Operating range"));
+  auto point = [](int v, const char* result, nlohmann::json warm, nlohmann::json peak) {
+    return nlohmann::json{{"value", v}, {"result", result}, {"warm_median_ms", warm}, {"cold_ms", warm},
+                          {"peak_allocated_bytes", peak}, {"reserved_bytes", peak}, {"estimated_bytes", v * 17216}};
+  };
+  r["memory"] = {{"range", {{"axis", "batch"}, {"workload", "L4 embeddings"}, {"memory_limit", "allocator"},
+                            {"points", {point(4, "passed", 0.5, 1073741824), point(16, "memory_fraction", nullptr, 3221225472),
+                                        point(8, "passed", 1.25, 2147483648)}},
+                            {"largest_pass", 8}, {"first_fail", 16}, {"stop_reason", "memory_fraction"}, {"seconds", 2.04}}}};
+  const std::string out = render_terminal(r, false);
+  EXPECT_EQ(line_starting(out, "Operating range"),
+            "Operating range (batch; L4 embeddings): largest pass 8, first failure 16 (memory_fraction), 2.0 s") << out;
+  EXPECT_EQ(line_starting(out, "       batch"), "       batch result              warm ms    cold ms     peak GiB reserved GiB");
+  const size_t at4 = out.find("\n           4 passed"), at8 = out.find("\n           8 passed"),
+               at16 = out.find("\n          16 memory_fraction");
+  ASSERT_NE(at16, std::string::npos) << out;
+  EXPECT_LT(at4, at8);
+  EXPECT_LT(at8, at16);
+  EXPECT_EQ(line_starting(out, "           8 passed"),
+            "           8 passed                 1.25       1.25         2.00         2.00");
+  EXPECT_EQ(line_starting(out, "          16"), "          16 memory_fraction           -          -         3.00         3.00");
+  r["memory"]["range"]["points"] = {1, "x", {{"value", "many"}}};  // a broken worker's facts read as absent
+  EXPECT_NO_THROW(render_terminal(r, false));
+  r["memory"]["range"]["points"] = 7;
+  EXPECT_NO_THROW(render_terminal(r, false));
+}
+
 TEST(TerminalReporter, ShowsTheHintsCauseHostAndPython) {
   nlohmann::json r = failed_report();
   r["error"]["cause"] = "the device's architecture (sm_90) is not in the build's compiled list (sm_80)";

@@ -1,0 +1,132 @@
+// Layer L5's operating range, one point a call: the L4 embeddings workload grown to
+// (batch, max_length), one cold and a few warm forward passes, each synchronized. On a GPU
+// the caching allocator is capped (range_memory_fraction) so that running out of memory is
+// real and cheap; an out-of-memory is caught here, everything released, the cache emptied,
+// and the counters read again so that the suite can check the recovery.
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <c10/core/InferenceMode.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "device_ops.h"
+#include "embedding_model.h"
+#include "probe_app.h"
+#include "probe_status.h"
+#include "range_device.h"
+
+namespace kd::probe {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// "Tried to allocate 2.00 GiB": the allocation that failed, as every LibTorch since 1.x words it.
+uint64_t requested_bytes(const std::string& message) {
+  static const std::regex kTried(R"(Tried to allocate ([0-9.]+) ?(bytes|B|KiB|MiB|GiB|TiB))");
+  std::smatch m;
+  if (!std::regex_search(message, m, kTried)) return 0;
+  const std::string unit = m[2];
+  const int shift = unit == "KiB" ? 10 : unit == "MiB" ? 20 : unit == "GiB" ? 30 : unit == "TiB" ? 40 : 0;
+  return static_cast<uint64_t>(std::strtod(m[1].str().c_str(), nullptr) * static_cast<double>(uint64_t(1) << shift));
+}
+
+// What the kernel says could be allocated without swapping (MemAvailable), else the free pages.
+uint64_t available_host_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return static_cast<uint64_t>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+// The cold run, then the warm ones, until done or the budget is spent. Every tensor of the
+// point lives in this scope: when it returns or throws, only the model remains.
+void run_point(const kd_range_in& in, const embed::EmbeddingModel& model, const at::Device& device,
+               std::chrono::steady_clock::time_point t0, kd_range_point* out) {
+  const embed::DeviceBatch batch = embed::grown_batch(in.set, in.batch, in.max_length, device);
+  for (int r = 0; r <= in.warm_runs; ++r) {
+    if (in.set.on_gpu) synchronize_or_throw(in.set.index);
+    const auto t = std::chrono::steady_clock::now();
+    const at::Tensor v = model.forward(batch.tokens, batch.mask);
+    if (in.set.on_gpu) synchronize_or_throw(in.set.index);
+    if (r == 0) {
+      out->cold_ms = ms_since(t);
+    } else {
+      out->warm_ms[out->warm++] = ms_since(t);
+    }
+    if (r < in.warm_runs && ms_since(t0) > in.budget_ms) {
+      out->result = KD_RANGE_OVER_BUDGET;
+      return;
+    }
+  }
+  if (in.set.on_gpu) out->at_peak = range::counters(in.set.index);  // before the cache is emptied: reserved still held
+}
+
+}  // namespace
+
+kd_status range_memory_fraction(int index, double fraction) {
+  return guarded([&] {
+    if (!(fraction > 0 && fraction <= 1)) throw std::invalid_argument("range_memory_fraction: not in (0, 1]");
+    range::set_memory_fraction(index, fraction);
+  });
+}
+
+kd_status range_point(const kd_range_in* in, kd_range_point* out) {
+  return guarded([&] {
+    *out = kd_range_point{};
+    if (in->batch < 1 || in->max_length < 1 || in->warm_runs < 1 || in->warm_runs > KD_RANGE_MAX_WARM || in->set.count < 1 || in->set.count > KD_APP_MAX_ITEMS)
+      throw std::invalid_argument("range_point: bad input set, batch, max_length or warm_runs");
+    const auto t0 = std::chrono::steady_clock::now();
+    const at::Device device = embed::target(in->set.on_gpu, in->set.index);
+    out->estimated_bytes = embed::grown_batch_bytes(in->batch, in->max_length);
+    if (!in->set.on_gpu && static_cast<double>(out->estimated_bytes) > in->host_fraction * static_cast<double>(available_host_bytes())) {
+      out->result = KD_RANGE_OVER_HOST_MEMORY;  // never try to exhaust the host's memory
+      return;
+    }
+    c10::InferenceMode guard;
+    embed::EmbeddingModel model(device);
+    model.training = false;
+    if (in->set.on_gpu) {
+      synchronize_or_throw(in->set.index);
+      out->counters = 1;
+      out->baseline = range::counters(in->set.index);  // the model is allocated: the counters exist
+      range::reset_peak(in->set.index);
+    }
+    try {
+      run_point(*in, model, device, t0, out);
+    } catch (const c10::Error& e) {
+      const std::string m = e.what_without_backtrace();
+      if (!looks_like_oom(m)) throw;
+      out->result = KD_RANGE_OUT_OF_MEMORY;
+      copy_to(out->message, sizeof out->message, summary_line(m));
+      out->requested_bytes = requested_bytes(m);
+      if (in->set.on_gpu) out->at_oom = range::counters(in->set.index);
+      if (in->fault == KD_FAULT_RANGE_LEAK) {  // test-only: what a reference kept by mistake does to the recovery
+        static std::vector<at::Tensor> kept;
+        kept.push_back(at::empty({int64_t(1) << 20}, at::TensorOptions().dtype(at::kFloat).device(device)));
+      }
+    } catch (const std::bad_alloc& e) {
+      out->result = KD_RANGE_OUT_OF_MEMORY;
+      copy_to(out->message, sizeof out->message, e.what());
+    }
+    if (in->set.on_gpu) {  // the recovery: the point's tensors are gone; give the cache back and look
+      synchronize_or_throw(in->set.index);
+      range::release_cache(in->set.index);
+      out->after = range::counters(in->set.index);
+    }
+  });
+}
+
+}  // namespace kd::probe

@@ -1,0 +1,150 @@
+#include "range_svg.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "report_text.h"
+
+namespace kd {
+namespace {
+
+using nlohmann::json;
+using text::field;
+using text::str;
+
+constexpr double kWidth = 720, kLeft = 80, kRight = 700, kPanelHeight = 200;
+constexpr double kTop[2] = {76, 336};  // the latency panel, the memory panel
+
+struct Series {
+  std::string name, colour;
+  std::vector<std::pair<double, double>> xy;  // (value, y)
+};
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// Reports can come from a broken worker: anything not a number reads as absent.
+double num(const json& j, const char* key) { return field(j, key).is_number() ? field(j, key).get<double>() : NAN; }
+
+class Plot {
+ public:
+  Plot(double lo, double hi) : lx_(std::log2(lo)), hx_(std::max(std::log2(hi), std::log2(lo) + 1)) {}
+  double x(double v) const { return kLeft + (std::log2(v) - lx_) / (hx_ - lx_) * (kRight - kLeft); }
+
+  // One panel: its frame, y ticks from 0 to the largest value, the x ticks at powers of two, the series.
+  std::string panel(int i, const std::string& label, const std::vector<Series>& series, double ymax) const {
+    const double top = kTop[i], bottom = top + kPanelHeight;
+    ymax = ymax > 0 ? ymax * 1.1 : 1;
+    auto y = [&](double v) { return bottom - v / ymax * kPanelHeight; };
+    std::string out = fmt::format(R"(<g class="panel"><rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#888"/>)",
+                                  kLeft, top, kRight - kLeft, kPanelHeight);
+    out += fmt::format(R"svg(<text x="20" y="{}" transform="rotate(-90 20 {})" text-anchor="middle">{}</text>)svg",
+                       top + kPanelHeight / 2, top + kPanelHeight / 2, escape(label));
+    for (int t = 0; t <= 4; ++t) {
+      const double v = ymax / 1.1 * t / 4;
+      out += fmt::format(R"(<text x="{}" y="{:.1f}" text-anchor="end" font-size="10">{:.3g}</text>)", kLeft - 4, y(v) + 3, v);
+    }
+    for (double e = std::ceil(lx_); e <= hx_; e += std::max(1.0, std::ceil((hx_ - lx_) / 12))) {
+      out += fmt::format(R"(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}" stroke="#ddd"/>)", x(std::exp2(e)), top, bottom);
+      out += fmt::format(R"(<text x="{:.1f}" y="{}" text-anchor="middle" font-size="10">2^{}</text>)", x(std::exp2(e)),
+                         bottom + 14, static_cast<int>(e));
+    }
+    double ly = top + 14;
+    for (const auto& s : series) {
+      if (s.xy.empty()) continue;
+      std::string pts;
+      for (const auto& [v, w] : s.xy) pts += fmt::format("{:.1f},{:.1f} ", x(v), y(w));
+      out += fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="1.5" points="{}"/>)", s.colour, pts);
+      for (const auto& [v, w] : s.xy)
+        out += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"><title>{} {:.0f}: {:.6g}</title></circle>)", x(v),
+                           y(w), s.colour, escape(s.name), v, w);
+      out += fmt::format(R"(<text x="{}" y="{}" fill="{}" font-size="11">{}</text>)", kLeft + 8, ly, s.colour, escape(s.name));
+      ly += 14;
+    }
+    return out + "</g>";
+  }
+
+ private:
+  double lx_, hx_;
+};
+
+}  // namespace
+
+std::string range_svg(const json& range) {
+  if (!field(range, "points").is_array()) return "";
+  std::vector<json> ran;
+  for (const auto& p : field(range, "points"))
+    if (field(p, "ran") == true && num(p, "value") >= 1) ran.push_back(p);
+  if (ran.empty()) return "";
+  std::sort(ran.begin(), ran.end(), [](const json& a, const json& b) { return num(a, "value") < num(b, "value"); });
+  const std::string axis = str(range, "axis", "value");
+  const json first_fail = num(range, "first_fail") >= 1 ? field(range, "first_fail") : json();
+  const double hi = std::max(num(ran.back(), "value"), first_fail.is_number() ? first_fail.get<double>() : 0.0);
+  const Plot plot(num(ran.front(), "value"), hi);
+
+  Series latency{"warm median latency, ms", "#1f77b4", {}}, peak{"peak allocated, GiB", "#d62728", {}},
+      reserved{"reserved, GiB", "#ff7f0e", {}}, estimate{"estimated size, GiB (CPU)", "#2ca02c", {}};
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  for (const auto& p : ran) {
+    const double v = num(p, "value");
+    if (!std::isnan(num(p, "warm_median_ms"))) latency.xy.emplace_back(v, num(p, "warm_median_ms"));
+    if (!std::isnan(num(p, "peak_allocated_bytes"))) peak.xy.emplace_back(v, num(p, "peak_allocated_bytes") / kGiB);
+    if (!std::isnan(num(p, "reserved_bytes"))) reserved.xy.emplace_back(v, num(p, "reserved_bytes") / kGiB);
+    if (std::isnan(num(p, "peak_allocated_bytes")) && !std::isnan(num(p, "estimated_bytes")))
+      estimate.xy.emplace_back(v, num(p, "estimated_bytes") / kGiB);
+  }
+  auto ymax = [](const std::vector<const Series*>& ss) {
+    double m = 0;
+    for (const Series* s : ss)
+      for (const auto& [v, w] : s->xy) m = std::max(m, w);
+    return m;
+  };
+  double mem_max = ymax({&peak, &reserved, &estimate});
+  const double cap = num(range, "memory_cap_bytes") / kGiB;
+  if (!std::isnan(cap)) mem_max = std::max(mem_max, cap);
+
+  const std::string largest = field(range, "largest_pass").dump(), fail = first_fail.dump();
+  std::string svg = fmt::format(
+      R"(<?xml version="1.0" encoding="UTF-8"?>)"
+      "\n"
+      R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="600" viewBox="0 0 {} 600" font-family="sans-serif" font-size="12">)"
+      "\n",
+      kWidth, kWidth);
+  svg += fmt::format(R"(<text x="{}" y="22" font-size="15" font-weight="bold">Operating range: {}, largest pass {}, first failure {} ({})</text>)",
+                     kLeft, escape(axis), escape(largest), escape(fail), escape(str(range, "stop_reason")));
+  svg += fmt::format(R"(<text x="{}" y="42" font-size="10">{}</text>)", kLeft, escape(str(range, "workload")));
+  svg += fmt::format(R"(<text x="{}" y="58" font-size="10">log2 x-axis; warm median of the synchronized forward passes</text>)", kLeft);
+  svg += "\n" + plot.panel(0, "latency (ms)", {latency}, ymax({&latency})) + "\n";
+  svg += plot.panel(1, "memory (GiB)", {peak, reserved, estimate}, mem_max) + "\n";
+  const double bottom = kTop[1] + kPanelHeight;
+  if (!std::isnan(cap)) {
+    const double y = bottom - cap / (mem_max * 1.1) * kPanelHeight;
+    svg += fmt::format(R"(<line x1="{}" x2="{}" y1="{:.1f}" y2="{:.1f}" stroke="#555" stroke-dasharray="4 3"/>)", kLeft, kRight, y, y);
+    svg += fmt::format(R"(<text x="{}" y="{:.1f}" text-anchor="end" font-size="10">cap {:.3g} GiB</text>)", kRight - 4, y - 4, cap);
+  }
+  if (first_fail.is_number()) {
+    const double x = plot.x(first_fail.get<double>());
+    svg += fmt::format(R"(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}" stroke="#d62728" stroke-dasharray="2 2"/>)", x,
+                       kTop[0], bottom);
+    svg += fmt::format(R"(<text x="{:.1f}" y="{}" text-anchor="middle" fill="#d62728" font-size="11">first failure {}</text>)", x,
+                       bottom + 30, fail);
+  }
+  svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">{}</text>)", (kLeft + kRight) / 2, bottom + 50, escape(axis));
+  return svg + "\n</svg>\n";
+}
+
+}  // namespace kd

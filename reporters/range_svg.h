@@ -1,0 +1,14 @@
+// The operating range as a picture (operating_range.svg in the bundle): two panels sharing a
+// log2 x-axis, the warm median latency above and the memory below, the first failure marked.
+// Written directly: no plotting dependency. Pure, so the tests check the XML and its numbers.
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace kd {
+
+// range: the report's /memory/range. "" when it holds no point that ran.
+std::string range_svg(const nlohmann::json& range);
+
+}  // namespace kd

@@ -1,0 +1,180 @@
+// L5's operating range: the L4 embeddings workload grown along one axis (--range-axis: batch,
+// or sequence length) by doubling, then bisecting between the last pass and the first failure
+// (verdict/range_sweep), until it runs out of memory, out of its memory fraction or out of its
+// time (--range-budget). On a GPU the caching allocator is capped at --range-memory-fraction of
+// the device, so the out-of-memory that ends a sweep is real and cheap; every one is recovered
+// from inside the process, and the recovery is checked: a point that leaves memory allocated
+// fails the step (code 9). On the CPU the sweep runs against the host's available memory by the
+// workload's own estimate, never trying to exhaust it. Facts go under /memory/range.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "fixtures/layer_test.h"
+#include "suites/embeddings_input.h"
+#include "verdict/performance.h"
+#include "verdict/range_sweep.h"
+
+namespace kd {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kWarmRuns = 3;
+constexpr int64_t kL4MaxLength = 64, kL4Count = 8;  // suites/embeddings_input.h: the set grows from these
+constexpr double kAfterSweep = 5;  // seconds of the run the sweep leaves for the report and the exit
+
+double round3(double x) { return std::round(x * 1000) / 1000; }
+
+std::string gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1u << 30)); }
+
+template <class T>
+json maybe(const std::optional<T>& v) {
+  return v ? json(*v) : json();
+}
+
+struct Sweep {
+  Sweep(WorkerContext& c, bool on_gpu, bool length) : ctx(c), gpu(on_gpu), length_axis(length) {}
+  WorkerContext& ctx;
+  bool gpu;
+  bool length_axis;
+  Code failure_code = Code::RuntimeError;
+  std::optional<uint64_t> device_total;
+  int recoveries = 0;  // out-of-memory points after which the memory was checked back at its baseline
+
+  kd_range_in input(int64_t value, double seconds_left) const {
+    kd_range_in in{};
+    in.set = embeddings_input(gpu, ctx.device_index());
+    in.batch = length_axis ? kL4Count : value;
+    in.max_length = length_axis ? value : kL4MaxLength;
+    in.warm_runs = kWarmRuns;
+    in.budget_ms = seconds_left * 1000;
+    in.host_fraction = ctx.options.range_memory_fraction;
+    in.fault = ctx.probe_fault();
+    return in;
+  }
+
+  range::Point fail(Code code, std::string note) {
+    failure_code = code;
+    range::Point p;
+    p.result = range::Result::Failed;
+    p.note = std::move(note);
+    return p;
+  }
+
+  range::Point run(int64_t value, double seconds_left) {
+    const kd_range_in in = input(value, seconds_left);
+    auto out = std::make_unique<kd_range_point>();
+    const kd_status s = ctx.probe->range_point(&in, out.get());
+    if (s.kind != KD_OK) return fail(s.kind == KD_ERR_OUT_OF_MEMORY ? Code::OutOfMemory : Code::RuntimeError, s.message);
+    if (out->counters) device_total = out->baseline.device_total;
+    range::Point p;
+    p.estimated_bytes = out->estimated_bytes;
+    if (out->cold_ms > 0 || out->warm > 0) p.cold_ms = round3(out->cold_ms);
+    if (out->warm > 0) p.warm_median_ms = round3(perf::median(std::vector<double>(out->warm_ms, out->warm_ms + out->warm)));
+    switch (out->result) {
+      case KD_RANGE_PASSED:
+        break;
+      case KD_RANGE_OVER_BUDGET:
+        p.result = range::Result::OverBudget;
+        p.note = fmt::format("the time budget ran out after {} of {} warm runs", out->warm, kWarmRuns);
+        break;
+      case KD_RANGE_OVER_HOST_MEMORY:
+        p.result = range::Result::MemoryFraction;
+        p.ran = false;
+        p.note = fmt::format("estimated {} is over {} of the host's available memory: not run", gib(out->estimated_bytes),
+                             ctx.options.range_memory_fraction);
+        break;
+      default:  // out of memory: the capped allocator's refusal while the device had room, or the device itself
+        const bool capped = out->counters && out->requested_bytes > 0 && out->at_oom.device_free >= out->requested_bytes;
+        p.result = capped ? range::Result::MemoryFraction : range::Result::OutOfMemory;
+        p.note = out->message;
+    }
+    if (!out->counters) return p;
+    const kd_memory_counters& held = out->result == KD_RANGE_OUT_OF_MEMORY ? out->at_oom : out->at_peak;
+    p.peak_allocated = held.peak_allocated;
+    p.reserved = held.reserved;
+    // The recovery: once the point's tensors are gone and the cache emptied, allocated memory is
+    // back where it was before the point. Anything else is memory the next point cannot have.
+    if (out->after.allocated != out->baseline.allocated)
+      return fail(Code::OutOfMemory,
+                  fmt::format("after {} at {} {}, {} bytes stayed allocated (baseline {}): the recovery did not release "
+                              "the point's memory",
+                              out->result == KD_RANGE_OUT_OF_MEMORY ? "the out-of-memory" : "the point",
+                              length_axis ? "length" : "batch", value, out->after.allocated, out->baseline.allocated));
+    if (out->result == KD_RANGE_OUT_OF_MEMORY) ++recoveries;
+    return p;
+  }
+};
+
+json point_json(const range::Point& p) {
+  return {{"value", p.value},
+          {"result", range::name(p.result)},
+          {"ran", p.ran},
+          {"warm_median_ms", maybe(p.warm_median_ms)},
+          {"cold_ms", maybe(p.cold_ms)},
+          {"peak_allocated_bytes", maybe(p.peak_allocated)},
+          {"reserved_bytes", maybe(p.reserved)},
+          {"estimated_bytes", maybe(p.estimated_bytes)},
+          {"seconds", round3(p.seconds)},
+          {"note", p.note.empty() ? json() : json(p.note)}};
+}
+
+std::string workload(bool length_axis, const std::string& device) {
+  return length_axis ? fmt::format("L4 embeddings: the {} inputs, lengths scaled to a longest of N tokens, int64 tokens, "
+                                   "built on {}", kL4Count, device)
+                     : fmt::format("L4 embeddings: the {} inputs repeated to N sequences of up to {} tokens, int64 tokens, "
+                                   "built on {}", kL4Count, kL4MaxLength, device);
+}
+
+}  // namespace
+
+KD_STEP(5, L5_Memory, OperatingRange, "L5.range", "L3.synchronize") {
+  const Options& o = ctx.options;
+  // Under --gtest_filter the command line could not check the budget against --timeout: fit it here.
+  const double budget = std::min(o.range_budget_s, ctx.seconds_left() - kAfterSweep);
+  if (budget < 1)
+    return Outcome::not_applicable(fmt::format("not enough of --timeout {} s left for the range sweep ({:.1f} s)", o.timeout_s,
+                                               ctx.seconds_left()));
+  Sweep s(ctx, !ctx.cpu_mode(), o.range_axis == "length");
+  if (s.gpu) {
+    const kd_status st = ctx.probe->range_memory_fraction(ctx.device_index(), o.range_memory_fraction);
+    if (st.kind != KD_OK) return backend_failure(st);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const range::Outcome r = range::sweep(
+      range::Limits{1, int64_t(1) << 30, budget, 16}, [&](int64_t v, double left) { return s.run(v, left); },
+      [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); });
+  if (s.gpu) {  // the rest of the run gets the whole device again
+    const kd_status st = ctx.probe->range_memory_fraction(ctx.device_index(), 1.0);
+    if (st.kind != KD_OK && !r.failure) return backend_failure(st);
+  }
+  json points = json::array();
+  for (const range::Point& p : r.points) points.push_back(point_json(p));
+  const bool capped = budget < o.range_budget_s;
+  ctx.fact("/memory/range",
+           {{"axis", o.range_axis},
+            {"workload", workload(s.length_axis, s.gpu ? fmt::format("cuda:{}", ctx.device_index()) : "cpu")},
+            {"fixed", s.length_axis ? json{{"batch", kL4Count}} : json{{"max_length", kL4MaxLength}}},
+            {"warm_runs", kWarmRuns},
+            {"budget_s", round3(budget)},
+            {"budget_capped_by_timeout", capped},
+            {"memory_fraction", o.range_memory_fraction},
+            {"memory_limit", s.gpu ? "allocator" : "host_estimate"},
+            {"memory_cap_bytes", s.device_total ? json(static_cast<uint64_t>(*s.device_total * o.range_memory_fraction)) : json()},
+            {"points", points},
+            {"largest_pass", maybe(r.largest_pass)},
+            {"first_fail", maybe(r.first_fail)},
+            {"stop_reason", r.stop_reason},
+            {"recoveries", s.gpu ? json(s.recoveries) : json()},
+            {"seconds", round3(r.seconds)}});
+  if (r.failure) return Outcome::fail(s.failure_code, *r.failure);
+  return Outcome::pass();
+}
+
+}  // namespace kd

@@ -1,0 +1,89 @@
+"""Layer L5's operating range with the real binary on the CPU: the sweep grows the L4 embeddings
+workload within its time budget (and the host-memory guard), the table, /memory/range and the
+bundle's operating_range.svg agree, and a budget that does not fit the timeout is a usage error."""
+import json
+import os
+import subprocess
+import unittest
+
+from kd import BUILD, DiagnosticTest, needs_probe
+
+XMLLINT = os.environ.get("KD_XMLLINT", "xmllint")
+
+
+@needs_probe
+class OperatingRange(DiagnosticTest):
+    def range_run(self, *extra):
+        folder = os.path.join(self.dir, "bundle")
+        r = self.run_kd("--device", "cpu", "--layers", "L5", "--range-budget", "3", "--bundle", folder, *extra)
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        return r, folder, r.report["memory"]["range"]
+
+    def test_the_sweep_on_cpu_doubles_within_its_budget(self):
+        r, folder, rng = self.range_run()
+        l5 = next(l for l in r.report["layers"] if l["id"] == "L5")
+        self.assertEqual({t["name"]: t["status"] for t in l5["tests"]}["OperatingRange"], "passed")
+        self.assertEqual(rng["axis"], "batch")
+        self.assertEqual(rng["fixed"], {"max_length": 64})
+        self.assertEqual(rng["memory_limit"], "host_estimate")
+        self.assertIsNone(rng["memory_cap_bytes"])
+        self.assertEqual(rng["budget_s"], 3)
+        self.assertIn("built on cpu", rng["workload"])
+        values = [p["value"] for p in rng["points"]]
+        passed = [p for p in rng["points"] if p["result"] == "passed"]
+        self.assertGreaterEqual(len(passed), 4, values)
+        self.assertEqual(values[:4], [1, 2, 4, 8])  # doubling from 1
+        for p in passed:
+            self.assertGreater(p["warm_median_ms"], 0)
+            self.assertIsNone(p["peak_allocated_bytes"])  # no caching allocator on the CPU
+            self.assertEqual(p["estimated_bytes"], p["value"] * 64 * 269)
+        self.assertEqual(rng["largest_pass"], max(p["value"] for p in passed))
+        # Three seconds end a CPU sweep long before 0.9 of the host's memory does (a small runner may hit the memory).
+        self.assertIn(rng["stop_reason"], ("time_budget", "memory_fraction"))
+        self.assertEqual(rng["first_fail"], rng["points"][-1]["value"])
+        self.assertLess(rng["seconds"], 3 + 3)  # a point's runs are not cut short: the last may pass the budget
+        # The table, in the order of the axis.
+        self.assertIn(f"Operating range (batch; {rng['workload']}): largest pass {rng['largest_pass']}", r.stdout)
+        self.assertRegex(r.stdout, r"\n +1 passed +[0-9.e+-]+ +[0-9.e+-]+ +0\.00 *\n")
+        # The plot: well-formed, with the points' numbers.
+        svg_path = os.path.join(folder, "operating_range.svg")
+        lint = subprocess.run([XMLLINT, "--noout", svg_path], capture_output=True, text=True)
+        self.assertEqual(lint.returncode, 0, lint.stderr)
+        svg = open(svg_path).read()
+        self.assertIn(f"batch, largest pass {rng['largest_pass']}, first failure {rng['first_fail']} ({rng['stop_reason']})", svg)
+        p = passed[-1]
+        self.assertIn(f"warm median latency, ms {p['value']}: {p['warm_median_ms']:.6g}", svg)
+        args = json.load(open(os.path.join(folder, "command.json")))["arguments"]
+        self.assertEqual(args[args.index("--range-budget") + 1], "3")  # the bundle's command reproduces the sweep
+
+    def test_the_length_axis_and_the_host_memory_guard(self):
+        # A fraction so small that a few points already pass it: the guard refuses without running.
+        r, _, rng = self.range_run("--range-axis", "length", "--range-memory-fraction", "0.000001")
+        self.assertEqual(rng["axis"], "length")
+        self.assertEqual(rng["fixed"], {"batch": 8})
+        self.assertEqual(rng["stop_reason"], "memory_fraction")
+        refused = [p for p in rng["points"] if p["result"] == "memory_fraction"]
+        self.assertTrue(refused)
+        self.assertFalse(refused[0]["ran"])
+        self.assertIn("of the host's available memory: not run", refused[0]["note"])
+        self.assertEqual(rng["first_fail"], min(p["value"] for p in refused))
+        self.assertEqual(r.report["requested"]["range_axis"], "length")
+        self.assertEqual(r.report["requested"]["range_memory_fraction"], 0.000001)
+
+    def test_a_budget_that_does_not_fit_the_timeout_is_a_usage_error(self):
+        bad = self.run_kd("--device", "cpu", "--layers", "L5", "--timeout", "12", report=False)
+        self.assertEqual(bad.rc, 2)
+        self.assertIn("--range-budget 20 s does not fit in --timeout 12 s", bad.stderr)
+        self.assertNotIn("Verdict:", bad.stdout)
+
+    def test_under_a_gtest_filter_the_sweep_fits_what_is_left_of_the_timeout(self):
+        r = self.run_kd("--device", "cpu", "--gtest_filter=L5_Memory.OperatingRange", "--timeout", "12")
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        rng = r.report["memory"]["range"]
+        self.assertTrue(rng["budget_capped_by_timeout"])  # 12 s less the start and 5 s kept: under the default 20
+        self.assertLess(rng["budget_s"], 12 - 5)
+        self.assertLess(r.seconds, 12)  # ended on its own, before the timeout
+
+
+if __name__ == "__main__":
+    unittest.main()

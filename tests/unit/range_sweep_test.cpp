@@ -1,0 +1,164 @@
+// L5's operating-range sweep against a fake point runner and a fake clock: the doubling, the
+// bisection, each stop reason, and a failed recovery that ends the sweep as a failure.
+#include "verdict/range_sweep.h"
+
+#include <gtest/gtest.h>
+
+namespace kd::range {
+namespace {
+
+// A workload whose points pass up to `fits` and fail above with `over`; each costs seconds_per_unit * value.
+struct Fake {
+  int64_t fits = 100;
+  Result over = Result::OutOfMemory;
+  double seconds_per_unit = 0.001;
+  double clock = 0;
+  std::vector<int64_t> ran;
+
+  Outcome run(const Limits& l) {
+    return sweep(
+        l,
+        [&](int64_t v, double) {
+          ran.push_back(v);
+          clock += seconds_per_unit * static_cast<double>(v);
+          Point p;
+          p.result = v <= fits ? Result::Passed : over;
+          if (p.result == Result::Passed) p.warm_median_ms = static_cast<double>(v);
+          return p;
+        },
+        [&] { return clock; });
+  }
+};
+
+TEST(RangeSweep, DoublesThenBisectsToTheFirstFailure) {
+  Fake f;
+  const Outcome o = f.run(Limits{1, int64_t(1) << 30, 20, 1000});  // bisect down to a gap of 1
+  EXPECT_EQ((std::vector<int64_t>(f.ran.begin(), f.ran.begin() + 8)), (std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64, 128}));
+  EXPECT_EQ(f.ran[8], 96);  // halfway between the last pass (64) and the first failure (128)
+  EXPECT_EQ(o.largest_pass, 100);
+  EXPECT_EQ(o.first_fail, 101);
+  EXPECT_EQ(o.stop_reason, "out_of_memory");
+  EXPECT_FALSE(o.failure);
+  EXPECT_EQ(o.points.size(), f.ran.size());
+  for (const Point& p : o.points) EXPECT_EQ(p.result == Result::Passed, p.value <= 100) << p.value;
+}
+
+TEST(RangeSweep, BisectsOnlyToTheResolutionAsked) {
+  Fake f;
+  f.fits = 5000;
+  f.seconds_per_unit = 0;  // time is not what ends this one
+  const Outcome o = f.run(Limits{1, int64_t(1) << 30, 20, 16});  // stop when the gap is at most 1/16 of the failure
+  ASSERT_TRUE(o.largest_pass && o.first_fail);
+  EXPECT_LE(*o.largest_pass, 5000);
+  EXPECT_GT(*o.first_fail, 5000);
+  EXPECT_LE((*o.first_fail - *o.largest_pass) * 16, *o.first_fail);
+  EXPECT_GT((*o.first_fail - *o.largest_pass) * 32, *o.first_fail);  // and not finer: each point costs
+}
+
+TEST(RangeSweep, TheMemoryFractionIsAStopReasonOfItsOwn) {
+  Fake f;
+  f.over = Result::MemoryFraction;
+  const Outcome o = f.run(Limits{8, int64_t(1) << 30, 20, 1000});
+  EXPECT_EQ(f.ran.front(), 8);
+  EXPECT_EQ(o.stop_reason, "memory_fraction");
+  EXPECT_EQ(o.largest_pass, 100);
+  EXPECT_EQ(o.first_fail, 101);
+}
+
+TEST(RangeSweep, TheTimeBudgetStopsTheDoublingBeforeAPointWouldOverrunIt) {
+  Fake f;
+  f.fits = int64_t(1) << 40;
+  f.seconds_per_unit = 0.01;  // 1, 2, 4 ... cost 0.01 s per unit: 1023 units fit in 10.23 s
+  const Outcome o = f.run(Limits{1, int64_t(1) << 30, 12, 16});
+  EXPECT_EQ(o.stop_reason, "time_budget");
+  EXPECT_EQ(o.largest_pass, 512);   // 1 + 2 + ... + 512 = 10.23 s; 1024 would take 10.24 s more
+  EXPECT_EQ(o.first_fail, 1024);
+  EXPECT_EQ(f.ran.back(), 512);     // 1024 was predicted, never run
+  EXPECT_FALSE(o.points.back().ran);
+  EXPECT_EQ(o.points.back().result, Result::OverBudget);
+  EXPECT_LE(o.seconds, 12);
+}
+
+TEST(RangeSweep, APointThatRunsOutOfTimeEndsTheSweepWithoutBisecting) {
+  Fake f;
+  f.fits = 1000;
+  f.over = Result::OverBudget;  // the probe stopped the point when the budget ran out
+  const Outcome o = f.run(Limits{1, int64_t(1) << 30, 20, 16});
+  EXPECT_EQ(o.stop_reason, "time_budget");
+  EXPECT_EQ(o.largest_pass, 512);
+  EXPECT_EQ(o.first_fail, 1024);
+  EXPECT_EQ(f.ran.back(), 1024);
+}
+
+TEST(RangeSweep, AFailedRecoveryEndsTheSweepAsAFailure) {
+  Fake f;
+  int calls = 0;
+  const Outcome o = sweep(
+      Limits{1, int64_t(1) << 30, 20, 16},
+      [&](int64_t v, double) {
+        ++calls;
+        Point p;
+        if (v >= 64) {  // the out-of-memory at 64 left memory allocated: the runner says Failed
+          p.result = Result::Failed;
+          p.note = "after the out-of-memory at batch 64, 4096 bytes stayed allocated";
+        }
+        return p;
+      },
+      [] { return 0.0; });
+  EXPECT_EQ(calls, 7);  // 1 ... 64, no bisection after a failure
+  EXPECT_EQ(o.stop_reason, "failed");
+  ASSERT_TRUE(o.failure);
+  EXPECT_NE(o.failure->find("stayed allocated"), std::string::npos);
+  EXPECT_EQ(o.largest_pass, 32);
+  EXPECT_EQ(o.first_fail, 64);
+}
+
+TEST(RangeSweep, ABisectionCutShortByTheBudgetKeepsTheBracketItFound) {
+  Fake f;
+  f.fits = 5000;  // 1 ... 8192 cost 16.4 s; the first bisection point (6144) is predicted at 6.1 s, 3.6 s are left
+  const Outcome o = f.run(Limits{1, int64_t(1) << 30, 20, 16});
+  EXPECT_EQ(o.largest_pass, 4096);
+  EXPECT_EQ(o.first_fail, 8192);
+  EXPECT_EQ(o.stop_reason, "out_of_memory");  // what failed at 8192, not the budget
+  EXPECT_EQ(o.points.back().value, 6144);
+  EXPECT_EQ(o.points.back().result, Result::OverBudget);
+  EXPECT_FALSE(o.points.back().ran);
+}
+
+TEST(RangeSweep, AFailureInsideTheBisectionIsStillAFailure) {
+  Fake f;
+  const Outcome o = sweep(
+      Limits{1, int64_t(1) << 30, 20, 16},
+      [&](int64_t v, double) {
+        Point p;
+        if (v > 100) p.result = v == 128 ? Result::OutOfMemory : Result::Failed;  // the point after the OOM fails oddly
+        return p;
+      },
+      [] { return 0.0; });
+  EXPECT_EQ(o.stop_reason, "failed");
+  EXPECT_EQ(o.first_fail, 112);  // 64 passed, 128 out of memory, 96 passed, 112 failed
+  EXPECT_EQ(o.largest_pass, 96);
+}
+
+TEST(RangeSweep, TheFirstPointFailingLeavesNoPass) {
+  Fake f;
+  f.fits = 0;
+  const Outcome o = f.run(Limits{1, int64_t(1) << 30, 20, 16});
+  EXPECT_FALSE(o.largest_pass);
+  EXPECT_EQ(o.first_fail, 1);
+  EXPECT_EQ(f.ran, std::vector<int64_t>{1});
+}
+
+TEST(RangeSweep, TheAxisCeilingEndsASweepThatNeverFails) {
+  Fake f;
+  f.fits = int64_t(1) << 40;
+  f.seconds_per_unit = 0;
+  const Outcome o = f.run(Limits{3, 100, 20, 16});
+  EXPECT_EQ(f.ran, (std::vector<int64_t>{3, 6, 12, 24, 48, 96, 100}));  // the last step is the ceiling itself
+  EXPECT_EQ(o.stop_reason, "axis_limit");
+  EXPECT_EQ(o.largest_pass, 100);
+  EXPECT_FALSE(o.first_fail);
+}
+
+}  // namespace
+}  // namespace kd::range

@@ -1,0 +1,107 @@
+#include "range_sweep.h"
+
+#include <algorithm>
+
+namespace kd::range {
+
+const char* name(Result r) {
+  switch (r) {
+    case Result::Passed: return "passed";
+    case Result::OutOfMemory: return "out_of_memory";
+    case Result::MemoryFraction: return "memory_fraction";
+    case Result::OverBudget: return "time_budget";
+    case Result::Failed: break;
+  }
+  return "failed";
+}
+
+namespace {
+
+class Sweep {
+ public:
+  Sweep(const Limits& l, const RunPoint& run, const Clock& now) : limits_(l), run_(run), now_(now), t0_(now()) {}
+
+  // Runs (or declines) one point and records it.
+  const Point& at(int64_t value) {
+    const double left = limits_.budget_s - (now_() - t0_);
+    Point p;
+    if (left <= 0 || predicted(value) > left) {  // doubling would overrun the budget: say so, do not run
+      p.value = value;
+      p.result = Result::OverBudget;
+      p.ran = false;
+      p.note = left <= 0 ? "the time budget was spent" : "predicted to take longer than the time budget left";
+    } else {
+      const double t = now_();
+      p = run_(value, left);
+      p.value = value;
+      p.seconds = now_() - t;
+      if (p.result == Result::Passed) last_pass_ = p;
+    }
+    out_.points.push_back(p);
+    return out_.points.back();
+  }
+
+  Outcome run() {
+    int64_t lo = 0, value = std::max<int64_t>(1, limits_.start);
+    const Point* fail = nullptr;
+    for (;;) {  // doubling
+      const Point& p = at(value);
+      if (p.result != Result::Passed) {
+        fail = &p;
+        break;
+      }
+      lo = value;
+      if (value >= limits_.max_value) return finish(lo, std::nullopt, "axis_limit");
+      value = std::min(value * 2, limits_.max_value);
+    }
+    if (fail->result == Result::Failed || fail->result == Result::OverBudget) return finish(lo, *fail);
+    Point hi = *fail;  // bisect: lo passed, hi failed (out of memory or over the fraction)
+    while (hi.value - lo > std::max<int64_t>(1, hi.value / std::max(1, limits_.bisect_divisor))) {
+      const Point& p = at(lo + (hi.value - lo) / 2);
+      if (p.result == Result::Passed) {
+        lo = p.value;
+      } else if (p.result == Result::Failed) {
+        return finish(lo, p);
+      } else if (p.result == Result::OverBudget) {
+        break;  // the bracket found so far stands
+      } else {
+        hi = p;
+      }
+    }
+    return finish(lo, hi);
+  }
+
+ private:
+  // A point's cost grows with its value: the last pass's cost scaled, for the doubling's next step.
+  double predicted(int64_t value) const {
+    if (!last_pass_ || last_pass_->value <= 0) return 0;
+    return last_pass_->seconds * static_cast<double>(value) / static_cast<double>(last_pass_->value);
+  }
+
+  Outcome finish(int64_t lo, const Point& fail) {
+    out_.first_fail = fail.value;
+    out_.stop_reason = name(fail.result);
+    if (fail.result == Result::Failed) out_.failure = fail.note;
+    return finish(lo, fail.value, out_.stop_reason);
+  }
+  Outcome finish(int64_t lo, std::optional<int64_t> first_fail, const std::string& reason) {
+    if (lo > 0) out_.largest_pass = lo;
+    out_.first_fail = first_fail;
+    out_.stop_reason = reason;
+    out_.seconds = now_() - t0_;
+    return out_;
+  }
+
+  const Limits& limits_;
+  const RunPoint& run_;
+  const Clock& now_;
+  const double t0_;
+  std::optional<Point> last_pass_;
+  Outcome out_;
+};
+
+}  // namespace
+
+Outcome sweep(const Limits& limits, const RunPoint& run, const Clock& now) { return Sweep(limits, run, now).run(); }
+
+}  // namespace kd::range

@@ -1,0 +1,54 @@
+// Layer L5's operating range, torch-free and unit-tested: grow one axis of a workload by
+// doubling until a point fails, then bisect between the last pass and the first failure.
+// The points themselves are run by a callback (the probe in the worker, a fake in the tests).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kd::range {
+
+enum class Result {
+  Passed,
+  OutOfMemory,     // the allocation failed: the device (or the allocator's capped share of it) is full
+  MemoryFraction,  // refused by the memory fraction: the capped allocator, or the CPU guard before running
+  OverBudget,      // the sweep's time ran out during the point, or would run out (predicted, not run)
+  Failed,          // anything else: a runtime error, or an out-of-memory that was not recovered from
+};
+const char* name(Result r);  // "passed", "out_of_memory", "memory_fraction", "time_budget", "failed"
+
+struct Point {
+  int64_t value = 0;
+  Result result = Result::Passed;
+  bool ran = true;                          // false: decided without running (budget predicted, CPU guard)
+  std::optional<double> warm_median_ms;     // synchronized, the warm runs after one cold
+  std::optional<double> cold_ms;
+  std::optional<uint64_t> peak_allocated, reserved;  // GPU: the caching allocator's counters
+  std::optional<uint64_t> estimated_bytes;  // the workload's own estimate of its peak, when the runner made one
+  std::string note;                         // why it failed, in words
+  double seconds = 0;                       // what the point cost the sweep (filled by sweep())
+};
+
+struct Limits {
+  int64_t start = 1;
+  int64_t max_value = int64_t(1) << 30;  // the axis' own ceiling: a sweep always ends
+  double budget_s = 20;
+  int bisect_divisor = 16;  // bisect until the gap is at most max(1, first failure / bisect_divisor)
+};
+
+struct Outcome {
+  std::vector<Point> points;                // in the order they ran
+  std::optional<int64_t> largest_pass, first_fail;
+  std::string stop_reason;                  // name(Result) of the first failure, or "axis_limit"
+  std::optional<std::string> failure;       // a Failed point's note: the step fails (code 9)
+  double seconds = 0;
+};
+
+// run(value, seconds_left) runs one point; now() is the sweep's clock in seconds.
+using RunPoint = std::function<Point(int64_t value, double seconds_left)>;
+using Clock = std::function<double()>;
+Outcome sweep(const Limits& limits, const RunPoint& run, const Clock& now);
+
+}  // namespace kd::range
