@@ -8,6 +8,8 @@ import unittest
 from kd import BACKEND, DiagnosticTest, HAVE_PROBE, expected_default_code, machine_has_gpu, needs_probe
 
 ALLOCATOR_CHECKS = ["Steps", "EmptyCache", "Growth"]
+# L5 also sweeps its operating range (tests/e2e/test_range.py): kept short here, where it is not the subject.
+SHORT_RANGE = ("--range-budget", "2")
 
 
 def layer(report, layer_id):
@@ -17,10 +19,10 @@ def layer(report, layer_id):
 @needs_probe
 class MemoryLayerOnCpu(DiagnosticTest):
     def test_l5_on_cpu_runs_the_phases_and_skips_the_allocator_checks_visibly(self):
-        r = self.run_kd("--device", "cpu", "--layers", "L5")
+        r = self.run_kd("--device", "cpu", "--layers", "L5", *SHORT_RANGE)
         self.assertVerdict(r, "CPU_CHECK_PASSED", 0)  # L3 ran as a prerequisite, as with L6 on the CPU
         tests = {t["name"]: t for t in layer(r.report, "L5")["tests"]}
-        self.assertEqual(list(tests), ["Phases"] + ALLOCATOR_CHECKS)
+        self.assertEqual(list(tests), ["Phases"] + ALLOCATOR_CHECKS + ["OperatingRange"])
         self.assertEqual(tests["Phases"]["status"], "passed")
         for name in ALLOCATOR_CHECKS:
             self.assertEqual(tests[name]["status"], "skipped", name)
@@ -43,13 +45,13 @@ class MemoryLayerOnCpu(DiagnosticTest):
         plain = self.run_kd("--device", "cpu")
         self.assertIsNone(plain.report["memory"])
         self.assertEqual(layer(plain.report, "L5")["status"], "not_run")
-        full = self.run_kd("--device", "cpu", "--full")
+        full = self.run_kd("--device", "cpu", "--full", *SHORT_RANGE)
         self.assertVerdict(full, "CPU_CHECK_PASSED", 0)
         self.assertIn("L5", full.report["requested"]["layers"])
         self.assertEqual(full.report["memory"]["device"], "cpu")
 
     def test_the_leak_fault_is_recorded_and_on_the_cpu_its_growth_is_a_visible_skip(self):
-        r = self.run_kd("--device", "cpu", "--layers", "L5", "--inject-fault", "leak")
+        r = self.run_kd("--device", "cpu", "--layers", "L5", "--inject-fault", "leak", *SHORT_RANGE)
         self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
         self.assertEqual(r.report["requested"]["fault_injection"], "leak")
         self.assertTrue(r.report["memory"]["iterations"]["leak_injected"])
@@ -69,7 +71,7 @@ class MemoryLayerOnCpu(DiagnosticTest):
 
     def test_the_bundle_carries_the_memory_observations(self):
         folder = os.path.join(self.dir, "bundle")
-        r = self.run_kd("--device", "cpu", "--layers", "L5", "--bundle", folder)
+        r = self.run_kd("--device", "cpu", "--layers", "L5", "--bundle", folder, *SHORT_RANGE)
         self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
         memory = json.load(open(os.path.join(folder, "memory.json")))
         self.assertEqual(memory["observations"], r.report["memory"])
