@@ -175,12 +175,15 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       if (!parse_seconds(v, &f) || f < 0 || f > 1)
         return UsageError{fmt::format("{} must be a fraction from 0 to 1, not '{}'", arg, v)};
       (arg == "--min-bandwidth-fraction" ? o.min_bandwidth_fraction : o.min_matmul_fraction) = f;
-    } else if (arg == "--memory-fraction") {
+    } else if (arg == "--memory-fraction" || arg == "--range-memory-fraction") {
       if (auto e = value(&v)) return *e;
       double f = 0;
       if (!parse_seconds(v, &f) || f <= 0 || f > 1)
-        return UsageError{fmt::format("--memory-fraction must be a fraction above 0 and at most 1, not '{}'", v)};
-      o.memory_fraction = f;
+        return UsageError{fmt::format("{} must be a fraction above 0 and at most 1, not '{}'", arg, v)};
+      if (arg == "--memory-fraction")
+        o.memory_fraction = f;
+      else
+        o.range_memory_fraction = f;
     } else if (arg == "--range-budget") {
       if (auto e = value(&v)) return *e;
       double t = 0;
@@ -188,12 +191,6 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
         return UsageError{fmt::format("--range-budget must be a number of seconds from 1 to {}, not '{}'",
                                       kMaxTimeout - kRangeTimeoutRoom, v)};
       o.range_budget_s = t;
-    } else if (arg == "--range-memory-fraction") {
-      if (auto e = value(&v)) return *e;
-      double f = 0;
-      if (!parse_seconds(v, &f) || f <= 0 || f > 1)
-        return UsageError{fmt::format("--range-memory-fraction must be a fraction above 0, at most 1, not '{}'", v)};
-      o.range_memory_fraction = f;
     } else if (arg == "--inject-fault") {
       if (auto e = value(&v)) return *e;
       if (std::find(kFaults.begin(), kFaults.end(), v) == kFaults.end())
