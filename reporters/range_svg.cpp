@@ -100,6 +100,8 @@ std::string range_svg(const json& range) {
       reserved{"reserved, GiB", "#ff7f0e", {}}, estimate{"estimated size, GiB (CPU)", "#2ca02c", {}};
   constexpr double kGiB = 1024.0 * 1024 * 1024;
   for (const auto& p : ran) {
+    // The lines join what passed; a failed point's counters are read after its release (the dashed line marks it).
+    if (str(p, "result") != "passed") continue;
     const double v = num(p, "value");
     if (!std::isnan(num(p, "warm_median_ms"))) latency.xy.emplace_back(v, num(p, "warm_median_ms"));
     if (!std::isnan(num(p, "peak_allocated_bytes"))) peak.xy.emplace_back(v, num(p, "peak_allocated_bytes") / kGiB);

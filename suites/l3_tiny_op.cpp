@@ -27,7 +27,9 @@ bool equal(const float* got, const Mat& want) {
 
 KD_LAYER(3, L3_TinyOp, "tiny op", true);
 
-KD_STEP(3, L3_TinyOp, Inputs, "L3.inputs", "L2.device_index") {
+// Needs the device properties, not only the index: any run that computes on a GPU (a layer alone too) then
+// records which device it was (name, capability, arch check) in its report.
+KD_STEP(3, L3_TinyOp, Inputs, "L3.inputs", "L2.device_properties") {
   const std::string device = ctx.cpu_mode() ? "cpu" : fmt::format("cuda:{}", ctx.device_index());
   ctx.fact("/execution/device", device);
   const kd_status s = ctx.probe->tiny_inputs(!ctx.cpu_mode(), ctx.device_index(), ctx.probe_fault());

@@ -63,7 +63,7 @@ OomVerdict classify_oom(const OomEvent& e) {
                                  bytes_text(*e.fraction * static_cast<double>(e.device_total)), *e.fraction)
                    : "";
     v.message = fmt::format("{} ran out of memory: {}; {} of {} free on the device{}; this run's allocator held {} "
-                            "({} allocated); held by others {}",
+                            "({} allocated); held outside it (CUDA contexts, this one's too, and other processes) {}",
                             phase_text(e.phase), what, bytes_text(static_cast<double>(e.device_free)),
                             bytes_text(static_cast<double>(e.device_total)), cap, bytes_text(static_cast<double>(e.reserved)),
                             bytes_text(static_cast<double>(e.allocated)), bytes_text(static_cast<double>(held_by_others(e))));

@@ -49,7 +49,7 @@ TEST(MemoryChecks, EachPhaseHasItsStageCauseAndAction) {
   EXPECT_EQ(l.stage, "L5.oom.load");
   EXPECT_NE(l.message.find("loading the model ran out of memory: tried to allocate 64.0 MiB"), std::string::npos) << l.message;
   EXPECT_NE(l.message.find("--memory-fraction 0.0003"), std::string::npos) << l.message;
-  EXPECT_NE(l.message.find("held by others 706.0 MiB"), std::string::npos) << l.message;
+  EXPECT_NE(l.message.find("held outside it (CUDA contexts, this one's too, and other processes) 706.0 MiB"), std::string::npos) << l.message;
   EXPECT_NE(l.cause.find("weights do not fit"), std::string::npos);
   EXPECT_NE(l.action.find("lower precision"), std::string::npos);
 

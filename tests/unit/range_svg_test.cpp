@@ -49,6 +49,9 @@ TEST(RangeSvg, IsWellFormedXmlWithThePointsNumbers) {
                         "reserved, GiB 4: 2", "batch, largest pass 6, first failure 8 (memory_fraction)", "cap 4 GiB", "2^0",
                         "2^3", "first failure 8"})
     EXPECT_NE(svg.find(n), std::string::npos) << n;
+  // The failed point (8, 3 GiB read after its release) is marked by the dashed line, not joined to the passes.
+  EXPECT_EQ(svg.find("peak allocated, GiB 8:"), std::string::npos);
+  EXPECT_EQ(svg.find("reserved, GiB 8:"), std::string::npos);
 }
 
 TEST(RangeSvg, TheCpuRangePlotsTheEstimateAndEscapesText) {
