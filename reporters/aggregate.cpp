@@ -1,6 +1,7 @@
 #include "aggregate.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -23,11 +24,17 @@ const char* problem_name(ReportSource::Problem p) {
 
 // The failing layer: the first layer marked failed, else the stage's prefix ("L2.gpu_available" -> "L2").
 json failing_layer(const json& r) {
+  // The stage names the step that failed ("L2.gpu_available"), also when the test that reported it belongs to a
+  // later layer (a run of L3 alone stops at L2's prerequisite); the failed layer only when the stage is no step.
+  const json& stage = r["stage"];
+  if (stage.is_string()) {
+    const std::string s = stage.get<std::string>();
+    const size_t dot = s.find('.');
+    if (s.size() > 1 && s[0] == 'L' && std::isdigit(static_cast<unsigned char>(s[1])) && dot != std::string::npos)
+      return s.substr(0, dot);
+  }
   for (const auto& l : r["layers"])
     if (field(l, "status") == "failed") return l["id"];
-  const json& stage = r["stage"];
-  if (stage.is_string() && stage.get<std::string>().rfind('L', 0) == 0)
-    return stage.get<std::string>().substr(0, stage.get<std::string>().find('.'));
   return nullptr;
 }
 

@@ -78,7 +78,8 @@ KD_STEP(1, L1_RuntimeImport, RuntimeFacts, "L1.runtime") {
   return Outcome::pass();
 }
 
-KD_STEP(1, L1_RuntimeImport, LibTorchLoads, "L1.import") {
+// Needs the runtime facts: every report then says what it ran on, a run of one later layer too.
+KD_STEP(1, L1_RuntimeImport, LibTorchLoads, "L1.import", "L1.runtime") {
   const ProbeLoad load = load_probe(default_probe_path());
   if (!load.probe) {
     ctx.fact("/pytorch/loaded", false);

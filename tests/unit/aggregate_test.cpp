@@ -98,14 +98,20 @@ TEST(Aggregate, CountsCodesFailingMachinesAndVersions) {
   EXPECT_EQ(a["machines"].size(), 3u);
 }
 
-TEST(Aggregate, LayerComesFromTheStageWhenNoLayerIsMarkedFailed) {
+TEST(Aggregate, LayerComesFromTheStageThenFromTheLayerMarkedFailed) {
   json r = failing("00000000000000c4");
   r["code"] = "GPU_UNAVAILABLE";
   r["exit_code"] = 6;
   r["stage"] = "L2.gpu_available";
   r["layers"] = json::array();
   EXPECT_EQ(aggregate_reports({source("n.json", r)})["failing"][0]["layer"], "L2");
+  // L3 run alone: its test failed on L2's prerequisite; the stage names the layer that failed.
+  r["layers"] = json::array({{{"id", "L2"}, {"status", "not_run"}}, {{"id", "L3"}, {"status", "failed"}}});
+  EXPECT_EQ(aggregate_reports({source("n.json", r)})["failing"][0]["layer"], "L2");
+  r["stage"] = "report";  // no step: the layer marked failed
+  EXPECT_EQ(aggregate_reports({source("n.json", r)})["failing"][0]["layer"], "L3");
   r["stage"] = nullptr;
+  r["layers"] = json::array();
   EXPECT_EQ(aggregate_reports({source("n.json", r)})["failing"][0]["layer"], nullptr);
 }
 
