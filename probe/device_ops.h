@@ -18,7 +18,7 @@ void synchronize_or_throw(int index);
 void timed_on_device(int index, const std::function<void()>& fn, double* host_ms, double* event_ms);
 kd_status ceiling(int index, int kind, kd_ceiling_out* out);  // kd_ceiling_kind
 
-// L5 (these throw; probe_memory_cuda.cpp). The caching allocator of one device.
+// L5 and its operating range (these throw; probe_memory_cuda.cpp). The caching allocator of one device.
 kd_memory_counters memory_now(int index);
 void memory_reset_peak(int index);
 void memory_empty_cache();                             // returns cached, unreferenced memory to the driver

@@ -21,7 +21,6 @@
 #include "embedding_model.h"
 #include "probe_app.h"
 #include "probe_status.h"
-#include "range_device.h"
 
 namespace kd::probe {
 namespace {
@@ -71,7 +70,7 @@ void run_point(const kd_range_in& in, const embed::EmbeddingModel& model, const 
       return;
     }
   }
-  if (in.set.on_gpu) out->at_peak = range::counters(in.set.index);  // before the cache is emptied: reserved still held
+  if (in.set.on_gpu) out->at_peak = memory_now(in.set.index);  // before the cache is emptied: reserved still held
 }
 
 }  // namespace
@@ -79,7 +78,7 @@ void run_point(const kd_range_in& in, const embed::EmbeddingModel& model, const 
 kd_status range_memory_fraction(int index, double fraction) {
   return guarded([&] {
     if (!(fraction > 0 && fraction <= 1)) throw std::invalid_argument("range_memory_fraction: not in (0, 1]");
-    range::set_memory_fraction(index, fraction);
+    memory_set_fraction(index, fraction);
   });
 }
 
@@ -101,8 +100,8 @@ kd_status range_point(const kd_range_in* in, kd_range_point* out) {
     if (in->set.on_gpu) {
       synchronize_or_throw(in->set.index);
       out->counters = 1;
-      out->baseline = range::counters(in->set.index);  // the model is allocated: the counters exist
-      range::reset_peak(in->set.index);
+      out->baseline = memory_now(in->set.index);  // the model is allocated: the counters exist
+      memory_reset_peak(in->set.index);
     }
     try {
       run_point(*in, model, device, t0, out);
@@ -112,7 +111,7 @@ kd_status range_point(const kd_range_in* in, kd_range_point* out) {
       out->result = KD_RANGE_OUT_OF_MEMORY;
       copy_to(out->message, sizeof out->message, summary_line(m));
       out->requested_bytes = requested_bytes(m);
-      if (in->set.on_gpu) out->at_oom = range::counters(in->set.index);
+      if (in->set.on_gpu) out->at_oom = memory_now(in->set.index);
       if (in->fault == KD_FAULT_RANGE_LEAK) {  // test-only: what a reference kept by mistake does to the recovery
         static std::vector<at::Tensor> kept;
         kept.push_back(at::empty({int64_t(1) << 20}, at::TensorOptions().dtype(at::kFloat).device(device)));
@@ -123,8 +122,8 @@ kd_status range_point(const kd_range_in* in, kd_range_point* out) {
     }
     if (in->set.on_gpu) {  // the recovery: the point's tensors are gone; give the cache back and look
       synchronize_or_throw(in->set.index);
-      range::release_cache(in->set.index);
-      out->after = range::counters(in->set.index);
+      memory_empty_cache();
+      out->after = memory_now(in->set.index);
     }
   });
 }
