@@ -6,18 +6,17 @@
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/ones.h>
 
+#include <dlfcn.h>
+
 #include <chrono>
 #include <cstring>
+#include <string>
 #include <thread>
 
 #include "build_settings.h"
 #include "probe_app.h"
 #include "device_ops.h"
 #include "probe_status.h"
-
-#ifndef KD_TORCH_SOURCE
-#define KD_TORCH_SOURCE "unknown"
-#endif
 
 namespace kd::probe {
 namespace {
@@ -31,6 +30,20 @@ struct TinyState {
 TinyState& tiny() {
   static TinyState s;
   return s;
+}
+
+// Where the LibTorch really loaded in this process comes from, read from the path of the library
+// that holds at::show_config (never what the build was once told: a rebuild against another
+// LibTorch must not keep an old "found via"). The path itself never leaves the probe.
+std::string loaded_source() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&at::show_config), &info) == 0 || !info.dli_fname) return "unknown";
+  const std::string path = info.dli_fname;
+  if (path.find("/.deps/torch-venv/") != std::string::npos) return "private";  // scripts/setup's own
+  if (path.find("/site-packages/torch/") != std::string::npos || path.find("/dist-packages/torch/") != std::string::npos)
+    return "python";
+  if (path.rfind("/usr/lib/", 0) == 0) return "debian";  // the distribution's package (libtorch-dev)
+  return "prefix";
 }
 
 at::Tensor leaf(const float (&v)[4], const at::Device& device) {
@@ -53,7 +66,7 @@ kd_status torch_info(kd_torch_info* out) {
     copy_to(out->cuda_compiled, sizeof out->cuda_compiled, s.cuda_version);
     copy_to(out->hip_compiled, sizeof out->hip_compiled, s.hip_version);
     copy_to(out->backend, sizeof out->backend, s.backend());
-    copy_to(out->source, sizeof out->source, KD_TORCH_SOURCE);
+    copy_to(out->source, sizeof out->source, loaded_source());
     std::string archs;
     for (const auto& a : s.arch_list) archs += (archs.empty() ? "" : ",") + a;
     copy_to(out->arch_list, sizeof out->arch_list, archs);

@@ -97,7 +97,7 @@ json code_counts(const json& machines) {
 }  // namespace
 
 json aggregate_reports(const std::vector<ReportSource>& sources) {
-  json machines = json::array(), failing = json::array(), not_counted = json::array();
+  json machines = json::array(), failing = json::array(), not_counted = json::array(), injected = json::array();
   std::map<std::string, std::string> first_with_run_id;
   for (const auto& s : sources) {
     const std::string name = utf8_name(s.name);
@@ -116,6 +116,11 @@ json aggregate_reports(const std::vector<ReportSource>& sources) {
       not_counted.push_back({{"report", name}, {"problem", problem}, {"message", *why}});
       continue;
     }
+    // A test-only fault injection is no machine's result: listed apart, never counted (README "fault injection").
+    if (const json& fault = s.report["requested"]["fault_injection"]; fault.is_string()) {
+      injected.push_back({{"report", name}, {"run_id", s.report["run_id"]}, {"fault", fault}, {"code", s.report["code"]}});
+      continue;
+    }
     machines.push_back(machine(name, s.report));
     if (machines.back()["status"] == "failed") failing.push_back(machines.back());
   }
@@ -126,7 +131,7 @@ json aggregate_reports(const std::vector<ReportSource>& sources) {
                                                  : 0;
   json versions = json::object();
   for (const char* key : {"libtorch", "cuda", "hip", "driver", "device", "suite"}) versions[key] = seen(machines, key);
-  return {{"schema_version", "1.0"},
+  return {{"schema_version", "1.1"},
           {"kind", "kernodeck-aggregate"},
           {"status", exit == 0 ? "passed" : "failed"},
           {"exit_code", exit},
@@ -135,10 +140,12 @@ json aggregate_reports(const std::vector<ReportSource>& sources) {
             {"counted", machines.size()},
             {"passed", machines.size() - failing.size()},
             {"failed", failing.size()},
-            {"not_counted", not_counted.size()}}},
+            {"not_counted", not_counted.size()},
+            {"injected", injected.size()}}},
           {"codes", code_counts(machines)},
           {"failing", failing},
           {"not_counted", not_counted},
+          {"injected", injected},
           {"versions", versions},
           {"machines", machines}};
 }

@@ -82,6 +82,12 @@ std::string render_aggregate_terminal(const json& a) {
       out += fmt::format("  {}  {}: {}\n", p["report"].get<std::string>(), p["problem"].get<std::string>(),
                          p["message"].get<std::string>());
   }
+  if (!a["injected"].empty()) {
+    out += "\nTest-only fault injections (not machines' results, not counted)\n";
+    for (const auto& p : a["injected"])
+      out += fmt::format("  {}  --inject-fault {}: {}\n", p["report"].get<std::string>(), p["fault"].get<std::string>(),
+                         p["code"].get<std::string>());
+  }
   if (c["counted"] > 0) {
     out += "\nVersions seen (machines)\n";
     for (const auto& row : kVersionRows)
@@ -115,6 +121,11 @@ std::string render_aggregate_markdown(const json& a) {
     out += "\n#### Not counted\n\n| Report | Problem | Why |\n|---|---|---|\n";
     for (const auto& p : a["not_counted"])
       out += fmt::format("| {} | {} | {} |\n", md(p["report"]), p["problem"].get<std::string>(), md(p["message"]));
+  }
+  if (!a["injected"].empty()) {
+    out += "\n#### Test-only fault injections (not counted)\n\n| Report | Fault | Code |\n|---|---|---|\n";
+    for (const auto& p : a["injected"])
+      out += fmt::format("| {} | {} | `{}` |\n", md(p["report"]), md(p["fault"]), md(p["code"]));
   }
   if (c["counted"] > 0) {
     out += "\n#### Versions seen\n\n| | Machines |\n|---|---|\n";

@@ -47,7 +47,8 @@ json skeleton(const RunRecord& run) {
         {"range_axis", o.range_axis},
         {"range_budget_s", o.range_budget_s},
         {"range_memory_fraction", o.range_memory_fraction},
-        {"fault_injection", o.fault.empty() ? json() : json(o.fault)}}},
+        {"fault_injection", o.fault.empty() ? json() : json(o.fault)},
+        {"gtest_environment_ignored", run.gtest_environment}}},
       {"runtime",
        {{"os_family", nullptr}, {"os_name", nullptr}, {"arch", nullptr}, {"libc", nullptr}, {"compiler", nullptr},
         {"suite_version", KD_VERSION}}},  // the supervisor's own: known even when L1 did not run
@@ -69,6 +70,7 @@ json skeleton(const RunRecord& run) {
       {"markers", json::array()},
       {"warnings", json::array()},
       {"error", nullptr},
+      {"after_failure", nullptr},
   };
 }
 
@@ -178,6 +180,16 @@ std::string last_stage(const std::vector<json>& events) {
   return stage;
 }
 
+// The listener's first failing test (or suite/environment setup), as it was sent: before any later crash.
+const json* first_failure_event(const std::vector<json>& events) {
+  for (const auto& ev : events) {
+    const std::string kind = text(ev, "ev");
+    if ((kind == "test_end" || kind == "setup_failure") && text(ev, "status") == "failed" && !text(ev, "code").empty())
+      return &ev;
+  }
+  return nullptr;
+}
+
 const json* find_event(const std::vector<json>& events, const char* kind) {
   for (const auto& ev : events)
     if (text(ev, "ev") == kind) return &ev;
@@ -225,6 +237,8 @@ void attach_hint(json* report, Code code, const std::string& raw_message, const 
   if (h) (*report)["error"]["next_action"] = h->action;
 }
 
+const std::string kFloodedText = "the worker sent more than 16 MiB of events and was stopped";
+
 std::string signal_text(int sig) {
   const char* abbrev = sigabbrev_np(sig);
   return abbrev ? fmt::format("signal {} (SIG{})", sig, abbrev) : fmt::format("signal {}", sig);
@@ -265,12 +279,32 @@ json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
   const json* end = find_event(run.events, "end");
   const WorkerEnd& w = run.worker;
 
-  if (w.timed_out) {
+  // The first failing test decides, whatever happened after it (SPEC "rules never bent"): a later
+  // timeout, crash or interruption is recorded as what happened next, never instead.
+  const json* failure = first_failure_event(run.events);
+  if (!end && failure) {
+    const Code code = code_from_name(text(*failure, "code")).value_or(Code::RuntimeError);
+    set_verdict(&report, code, text(*failure, "stage"), text(*failure, "message"));
+    attach_hint(&report, code, text(*failure, "message"), run);
+    const Code then = w.timed_out ? Code::Timeout : Code::WorkerFailed;
+    const std::string what = w.timed_out     ? fmt::format("the run reached its {} s limit", run.options.timeout_s)
+                             : w.interrupted ? std::string("the run was interrupted and the worker stopped")
+                             : w.flooded     ? kFloodedText
+                             : w.signal      ? fmt::format("the worker was killed by {}", signal_text(w.signal))
+                             : w.exited      ? fmt::format("the worker exited with status {}", w.exit_status)
+                                             : std::string("the worker produced no verdict");
+    report["after_failure"] = {{"event", w.timed_out ? "timeout" : w.interrupted ? "interrupted" : "worker_failed"},
+                               {"code", info(then).name},
+                               {"stage", stage.empty() ? json() : json(stage)},
+                               {"message", redact(what)}};
+    report["warnings"].push_back(fmt::format("after the first failure, {}{}", what, stage.empty() ? "" : " in stage " + stage));
+  } else if (w.timed_out) {
     set_verdict(&report, Code::Timeout, stage,
                 fmt::format("no verdict within {} s; the worker was stopped while in stage {}; last finished step: {}",
                             run.options.timeout_s, stage.empty() ? "(start)" : stage, last_finished(report["markers"])));
   } else if (!end) {
     std::string why = w.interrupted ? "the run was interrupted and the worker stopped"
+                      : w.flooded   ? kFloodedText
                       : w.signal    ? fmt::format("the worker was killed by {}", signal_text(w.signal))
                       : w.exited    ? fmt::format("the worker exited with status {} without a verdict", w.exit_status)
                                     : "the worker produced no verdict";

@@ -11,12 +11,14 @@
 
 namespace kd {
 
-inline constexpr const char* kSchemaVersion = "1.4";  // 1.1: host, python, arch, error.cause; 1.2: markers; 1.3: timing (L6), app.stop_resume;
+inline constexpr const char* kSchemaVersion = "1.5";  // 1.1: host, python, arch, error.cause; 1.2: markers; 1.3: timing (L6), app.stop_resume;
                                                       // 1.4: memory (L5), devices, device_index, peer (--device-index all, L7), app.model.format
+                                                      // 1.5: after_failure, requested.gtest_environment_ignored
 
 struct WorkerEnd {
   bool timed_out = false;
   bool interrupted = false;  // the supervisor was asked to stop (SIGINT/SIGTERM)
+  bool flooded = false;      // the worker sent more than kMaxEventBytes of events and was stopped
   bool exited = false;       // exited normally (exit_status valid)
   int exit_status = 0;
   int signal = 0;            // killed by this signal
@@ -33,6 +35,7 @@ struct RunRecord {
   double start_mono_ms = 0;  // CLOCK_MONOTONIC at the run's start: markers are placed relative to it
   nlohmann::json host;                        // --host-check's result, null when not asked
   std::string visible_devices_env = "unset";  // CUDA_VISIBLE_DEVICES: "unset", "empty" or "set" (for hints)
+  std::vector<std::string> gtest_environment;  // names of the GTEST_* variables the worker neutralized
 };
 
 struct LayerInfo {  // the part of the layer registry the report needs

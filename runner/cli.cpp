@@ -79,7 +79,49 @@ std::vector<std::string> expand_app(const std::vector<std::string>& ids, const s
   return out;
 }
 
+// GoogleTest's own flags. Only those that choose or show tests pass; those that change the order or the
+// number of runs behind a verdict are refused (the order is the contract), and so is anything unknown.
+std::optional<UsageError> check_gtest_flag(const std::string& arg) {
+  const size_t eq = arg.find('=');
+  const std::string name = arg.substr(8, eq == std::string::npos ? std::string::npos : eq - 8);
+  const bool has_value = eq != std::string::npos;
+  const std::string value = has_value ? arg.substr(eq + 1) : "";
+  static const std::set<std::string> kOrder = {"shuffle", "repeat", "random_seed", "break_on_failure", "throw_on_failure",
+                                               "catch_exceptions", "recreate_environments_when_repeating",
+                                               "also_run_disabled_tests", "flagfile", "stream_result_to",
+                                               "death_test_style", "death_test_use_fork", "fail_if_no_test_suite_linked",
+                                               "install_failure_signal_handler"};
+  if (kOrder.count(name))
+    return UsageError{fmt::format("--gtest_{} changes how the tests behind a verdict run (their order, number or "
+                                  "handling): the order is the contract, so it is not accepted",
+                                  name)};
+  if (name == "filter" || name == "output") {
+    if (!has_value || value.empty()) return UsageError{fmt::format("--gtest_{} needs a value: --gtest_{}=...", name, name)};
+    if (name == "output") {
+      const size_t colon = value.find(':');
+      const std::string kind = value.substr(0, colon), file = colon == std::string::npos ? "" : value.substr(colon + 1);
+      if ((kind != "xml" && kind != "json") || file.empty() || file.back() == '/')
+        return UsageError{"--gtest_output must be xml:FILE or json:FILE, naming a new file"};
+    }
+    return std::nullopt;
+  }
+  if (name == "list_tests" || name == "fail_fast" || name == "print_time" || name == "brief" || name == "color") {
+    if (name == "list_tests" && has_value) return UsageError{"--gtest_list_tests takes no value"};
+    return std::nullopt;
+  }
+  return UsageError{fmt::format("unknown GoogleTest flag '{}' (accepted: --gtest_filter=, --gtest_list_tests, "
+                                "--gtest_output=xml:FILE|json:FILE, --gtest_fail_fast, --gtest_color=, "
+                                "--gtest_print_time=, --gtest_brief=)",
+                                option_name(arg))};
+}
+
 }  // namespace
+
+std::optional<std::string> Options::gtest_output_file() const {
+  const std::string v = gtest_value("output");
+  if (v.empty()) return std::nullopt;
+  return v.substr(v.find(':') + 1);
+}
 
 bool Options::has_gtest_flag(const std::string& n) const {
   const std::string flag = "--gtest_" + n;
@@ -108,6 +150,7 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       return UsageError{fmt::format("{} is given more than once: give it once", option_name(arg))};
     if (arg.rfind("--gtest_", 0) == 0) {
       if (arg.back() == '=') return UsageError{fmt::format("{} needs a value after '='", option_name(arg))};
+      if (auto e = check_gtest_flag(arg)) return *e;
       o.gtest_args.push_back(arg);
       continue;
     }
@@ -245,6 +288,13 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
     return UsageError{fmt::format("--range-budget {} s does not fit in --timeout {} s: L5 needs the budget plus {} s; "
                                   "lower --range-budget or raise --timeout",
                                   o.range_budget_s, o.timeout_s, kRangeTimeoutRoom)};
+  // A test-only fault that cannot act in this run would end in a pass with a warning: refuse it instead.
+  const bool l5 = std::find(o.layers.begin(), o.layers.end(), "L5") != o.layers.end() || o.has_gtest_flag("filter");
+  if ((o.fault == "leak" || o.fault == "range-leak") && !l5)
+    return UsageError{fmt::format("--inject-fault {} acts in layer L5: add --layers L5 (or --full)", o.fault)};
+  if ((o.fault == "leak" || o.fault == "range-leak") && o.cpu_mode())
+    return UsageError{fmt::format("--inject-fault {} is seen by the CUDA caching allocator's counters: it has no "
+                                  "meaning with --device cpu", o.fault)};
   if (o.model.has_value() != o.input.has_value())
     return UsageError{"--model and --input go together: the model, and the spec of its input and output contract"};
   if (o.model && !o.has_gtest_flag("filter")) {

@@ -48,6 +48,8 @@ struct Options {
   bool cpu_mode() const { return device == "cpu"; }
   bool has_gtest_flag(const std::string& name) const;  // e.g. "list_tests", "filter"
   std::string gtest_value(const std::string& name) const;
+  std::optional<std::string> gtest_output_file() const;  // --gtest_output=xml:FILE's FILE
+
 };
 
 struct UsageError {

@@ -56,11 +56,18 @@ void marker(std::string_view name, std::string_view stage) {
 }
 
 void LineCollector::feed(std::string_view bytes) {
+  total_ += bytes.size();
+  if (overflowed()) return;
   pending_.append(bytes);
   size_t nl;
   while ((nl = pending_.find('\n')) != std::string::npos) {
     take(pending_.substr(0, nl));
     pending_.erase(0, nl + 1);
+  }
+  if (pending_.size() > kMaxEventLine) {  // a line without end is no event: dropped, counted as unreadable
+    ++malformed_;
+    pending_.clear();
+    skipping_ = true;
   }
 }
 
@@ -70,6 +77,10 @@ void LineCollector::finish() {
 }
 
 void LineCollector::take(const std::string& line) {
+  if (skipping_) {  // the rest of an overlong line
+    skipping_ = false;
+    return;
+  }
   if (line.empty()) return;
   auto j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("ev") || !j["ev"].is_string()) {

@@ -27,9 +27,14 @@ void marker(std::string_view name, std::string_view stage);
 double monotonic_ms();
 
 // Supervisor side: splits a byte stream into events; malformed lines are counted, not fatal.
+// What the supervisor reads from a worker is bounded: a worker that prints without end (a loop, a broken
+// build) cannot make the supervisor hold gigabytes. Past the bound the supervisor stops the worker.
+inline constexpr size_t kMaxEventBytes = 16u << 20, kMaxEventLine = 1u << 20;
+
 class LineCollector {
  public:
   void feed(std::string_view bytes);
+  bool overflowed() const { return total_ > kMaxEventBytes; }
   void finish();  // a last line without its newline still counts
   const std::vector<nlohmann::json>& events() const { return events_; }
   int malformed() const { return malformed_; }
@@ -37,6 +42,8 @@ class LineCollector {
  private:
   void take(const std::string& line);
   std::string pending_;
+  size_t total_ = 0;
+  bool skipping_ = false;
   std::vector<nlohmann::json> events_;
   int malformed_ = 0;
 };

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <csignal>
@@ -55,6 +56,18 @@ std::string utc_now() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+// GTEST_* variables (GTEST_SHUFFLE, GTEST_REPEAT, ...) would change the order or the number of the tests
+// behind a verdict: the worker overrides them, and the report names them (names only, never values).
+std::vector<std::string> gtest_environment_names() {
+  std::vector<std::string> names;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string entry = *e;
+    if (entry.rfind("GTEST_", 0) == 0) names.push_back(entry.substr(0, entry.find('=')));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 std::vector<LayerInfo> layer_infos() {
@@ -139,6 +152,10 @@ void run_child(const Options& o, const std::string& exe, RunRecord* run) {
     const ssize_t n = ::read(fds[0], buf, sizeof buf);
     if (n > 0) {
       lines.feed(std::string_view(buf, static_cast<size_t>(n)));
+      if (lines.overflowed()) {
+        run->worker.flooded = true;
+        break;
+      }
       // Once the verdict is in, a worker stuck in its teardown gets a short grace, not the whole limit.
       if (!lines.events().empty() && lines.events().back().value("ev", "") == "end")
         deadline = std::min(deadline, Clock::now() + std::chrono::seconds(5));
@@ -156,7 +173,7 @@ void run_child(const Options& o, const std::string& exe, RunRecord* run) {
     const auto left = std::max(deadline - Clock::now(), Clock::duration::zero());
     if (reap(pid, left, &run->worker)) return;
   }
-  run->worker.timed_out = !run->worker.interrupted && !has_verdict;
+  run->worker.timed_out = !run->worker.interrupted && !run->worker.flooded && !has_verdict;
   kill_worker(pid);
   reap(pid, std::chrono::seconds(1), &run->worker);
 }
@@ -216,7 +233,7 @@ std::string self_executable() {
 }
 
 int supervise(const Options& o, const std::string& exe) {
-  for (const auto& file : {o.output, o.summary_md}) {
+  for (const auto& file : {o.output, o.summary_md, o.gtest_output_file()}) {
     if (!file) continue;
     if (auto why = check_new_file(*file)) {
       std::fprintf(stderr, "kernodeck-diagnostic: OUTPUT_WRITE_FAILED (exit 12): %s\n  next: pick a new, writable file name\n",
@@ -247,6 +264,7 @@ int supervise(const Options& o, const std::string& exe) {
   base.start_mono_ms = events::monotonic_ms();
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");  // its value never leaves this process
   base.visible_devices_env = !visible ? "unset" : *visible ? "set" : "empty";
+  base.gtest_environment = gtest_environment_names();
   std::future<nlohmann::json> host = o.host_check ? start_host_check() : std::future<nlohmann::json>();
   base.run_id = random_run_id();
   base.started_at = utc_now();

@@ -22,6 +22,18 @@ int run_worker(const Options& options, const char* argv0, events::Sink sink) {
   argv.push_back(nullptr);
   int argc = static_cast<int>(args.size());
   testing::InitGoogleTest(&argc, argv.data());
+  // The order is the contract: whatever GTEST_* variables or a flag file said, the tests run once, in
+  // registry order, and a failure is a result, not a debugger trap. The command line refuses these flags
+  // (runner/cli.cpp); the supervisor records which variables it found (requested.gtest_environment_ignored).
+  testing::GTEST_FLAG(shuffle) = false;
+  testing::GTEST_FLAG(repeat) = 1;
+  testing::GTEST_FLAG(random_seed) = 0;
+  testing::GTEST_FLAG(break_on_failure) = false;
+  testing::GTEST_FLAG(throw_on_failure) = false;
+  testing::GTEST_FLAG(catch_exceptions) = true;
+  testing::GTEST_FLAG(also_run_disabled_tests) = false;
+  testing::GTEST_FLAG(stream_result_to) = "";
+  if (!options.has_gtest_flag("output")) testing::GTEST_FLAG(output) = "";  // GTEST_OUTPUT would overwrite files
 
   register_layer_tests();
   testing::UnitTest::GetInstance()->listeners().Append(new VerdictListener(events::emit));

@@ -7,6 +7,11 @@ KD_PINNED_TORCH=torch==2.11.0
 say() { printf 'kernodeck: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
+# The distribution, from /etc/os-release: Debian 12 and Ubuntu 22.04/24.04 (the images GPU machines are
+# usually rented with) name every package below the same way.
+distribution_id() { (. /etc/os-release 2>/dev/null && echo "${ID:-unknown}") || echo unknown; }
+distribution() { (. /etc/os-release 2>/dev/null && echo "${NAME:-Linux} ${VERSION_ID:-}") || echo Linux; }
+
 # Debian/Ubuntu packages the build and the tool's tests need.
 KD_PACKAGES=(cmake g++ ninja-build libgtest-dev libfmt-dev nlohmann-json3-dev python3-jsonschema python3-venv python3-yaml ccache libxml2-utils)
 

@@ -32,6 +32,9 @@ class Build:
         self.torch_version = info["torch_version"]
         self.aoti_loader = info["aoti_loader"] == "ON"  # the probe loads AOTInductor packages (.pt2)
         self.sanitize = info["sanitize"] == "ON"
+        self.torch_source = info["torch_source"]  # how scripts/setup chose it: private, debian, python, prefix
+        self.torch_build_path = info["torch_build_path"]  # find_package, wheel (no CUDA toolkit) or none
+        self.torch_unbuildable = info["torch_unbuildable"]  # why a LibTorch that was found has no probe
 
     @property
     def kind(self):
@@ -109,13 +112,20 @@ def read(path):
 VALIDATED = {"reports": 0, "unvalidated": 0}
 
 
+def schema_validator(schema):
+    """The validator of the schema's own draft (2020-12) where python3-jsonschema has it (4.x: Debian 12,
+    Ubuntu 24.04), else Draft 7 (3.2: Ubuntu 22.04), which reads the same $defs references and keywords."""
+    cls = getattr(jsonschema, "Draft202012Validator", None) or jsonschema.Draft7Validator
+    return cls(schema)
+
+
 def validate(report):
     if jsonschema is None:
         if os.environ.get("KD_ALLOW_NO_VALIDATOR") != "1":
             raise RuntimeError("python3-jsonschema is missing: reports cannot be validated")
         VALIDATED["unvalidated"] += 1
         return
-    jsonschema.Draft202012Validator(SCHEMA).validate(report)
+    schema_validator(SCHEMA).validate(report)
     VALIDATED["reports"] += 1
 
 

@@ -12,7 +12,7 @@ import unittest
 import jsonschema
 import yaml
 
-from kd import BIN, BUILD, DiagnosticTest, expected_default_code, read, validate
+from kd import BIN, BUILD, DiagnosticTest, expected_default_code, read, schema_validator, validate
 
 KUBE = os.path.join(os.path.dirname(os.path.dirname(BUILD.schema)), "ci", "kubernetes")
 SLURM = os.path.join(os.path.dirname(KUBE), "slurm")
@@ -87,7 +87,7 @@ class Kubernetes(DiagnosticTest):
         p = self.run_container("kernodeck-aggregate.yaml", {}, reports)
         self.assertEqual(p.returncode, 20 if exit_code else 0, p.stdout + p.stderr)
         agg = json.loads(read(os.path.join(reports, "kernodeck-check-0f3c.aggregate.json")))
-        jsonschema.Draft202012Validator(AGGREGATE_SCHEMA).validate(agg)
+        schema_validator(AGGREGATE_SCHEMA).validate(agg)
         self.assertEqual([m["report"] for m in agg["machines"]],
                          [f"{reports}/kernodeck-check-0f3c/gpu-node-{i}.json" for i in (1, 2)])
         self.assertTrue(os.path.exists(os.path.join(reports, "kernodeck-check-0f3c.summary.md")))

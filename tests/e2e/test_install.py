@@ -9,7 +9,7 @@ import unittest
 import jsonschema
 
 from ctest_run import BUILD, SOURCE
-from kd import BIN, HAVE_PROBE, DiagnosticTest, read
+from kd import BIN, HAVE_PROBE, DiagnosticTest, read, schema_validator
 
 CMAKE = os.environ["KD_CMAKE"]
 
@@ -57,7 +57,7 @@ class Install(DiagnosticTest):
 
     def test_installed_binary_runs_without_the_build_tree(self):
         proc, report = self.loader_trace(os.path.join(self.prefix, "bin", "kernodeck-diagnostic"), "--device", "cpu")
-        jsonschema.Draft202012Validator(json.loads(read(os.path.join(self.share, "schema", "report.schema.json")))) \
+        schema_validator(json.loads(read(os.path.join(self.share, "schema", "report.schema.json")))) \
             .validate(report)
         want = ("CPU_CHECK_PASSED", 0) if HAVE_PROBE else ("TORCH_MISSING", 3)
         self.assertEqual((report["code"], proc.returncode), want, proc.stdout[-3000:])

@@ -2,6 +2,7 @@
 what configuring with them really sets."""
 import json
 import os
+import re
 import subprocess
 import tempfile
 import unittest
@@ -11,7 +12,9 @@ from kd import read
 
 CMAKE = os.environ["KD_CMAKE"]
 PRESETS = json.loads(read(os.path.join(SOURCE, "CMakePresets.json")))
-KINDS = ("configurePresets", "buildPresets", "testPresets", "workflowPresets")
+KINDS = ("configurePresets", "buildPresets", "testPresets")
+# Preset schema versions and the CMake that reads them (cmake-presets(7)).
+CMAKE_FOR_VERSION = {1: (3, 19), 2: (3, 20), 3: (3, 21), 4: (3, 23), 5: (3, 24), 6: (3, 25)}
 
 
 def visible(kind):
@@ -34,16 +37,19 @@ class Presets(unittest.TestCase):
         return proc.stdout
 
     def test_cmake_reads_every_preset_kind(self):
-        listing = self.cmake("--list-presets=all") + self.cmake("--workflow", "--list-presets")
+        listing = self.cmake("--list-presets=all")
         for kind in KINDS:
             for name in ("cpu", "gpu", "ci"):
                 self.assertIn(name, visible(kind), f"{kind} has no '{name}'")
                 self.assertIn(f'"{name}"', listing)
 
-    def test_workflows_configure_build_and_test_the_same_preset(self):
-        for name, wf in visible("workflowPresets").items():
-            self.assertEqual([(s["type"], s["name"]) for s in wf["steps"]],
-                             [("configure", name), ("build", name), ("test", name)])
+    def test_the_presets_need_no_newer_cmake_than_the_build_does(self):
+        # Ubuntu 22.04 ships CMake 3.22: the build's minimum, so the presets must read there too.
+        text = read(os.path.join(SOURCE, "CMakeLists.txt"))
+        minimum = tuple(int(x) for x in re.search(r"cmake_minimum_required\(VERSION (\d+)\.(\d+)", text).groups())
+        self.assertLessEqual(CMAKE_FOR_VERSION[PRESETS["version"]], minimum)
+        declared = PRESETS["cmakeMinimumRequired"]
+        self.assertLessEqual((declared["major"], declared["minor"]), minimum)
 
     def test_test_presets_choose_their_label_and_refuse_zero_tests(self):
         for name, label in (("gpu", "conformance"), ("cpu", "conformance"), ("ci", "self"), ("self", "self")):
@@ -51,7 +57,6 @@ class Presets(unittest.TestCase):
             self.assertEqual(p["filter"]["include"]["label"], label, name)
             self.assertEqual(p["execution"]["noTestsAction"], "error", name)
             self.assertTrue(p["output"]["outputOnFailure"], name)
-        self.assertTrue(resolved_test_preset("gpu")["output"]["outputJUnitFile"].endswith(".xml"))
 
     def configure(self, preset):
         build = tempfile.mkdtemp(prefix=f"kd-preset-{preset}-")

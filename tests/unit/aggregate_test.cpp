@@ -75,13 +75,29 @@ TEST(ReportCheck, NamesTheFirstProblem) {
   EXPECT_EQ(problem([](json& r) { r["error"] = "boom"; }), "'error' must be object or null, not a string");
 }
 
+// A test-only fault injection is no machine's result: listed apart, never in the counts, codes or exit.
+TEST(Aggregate, InjectedRunsAreListedApartAndNeverCounted) {
+  json injected = failing("00000000000000e2");
+  injected["requested"]["fault_injection"] = "wrong-product";
+  const json a = aggregate_reports({source("real.json", passing("00000000000000e1")), source("injected.json", injected)});
+  EXPECT_EQ(a["exit_code"], 0);
+  EXPECT_EQ(a["counts"]["counted"], 1);
+  EXPECT_EQ(a["counts"]["failed"], 0);
+  EXPECT_EQ(a["counts"]["injected"], 1);
+  EXPECT_TRUE(a["failing"].empty());
+  EXPECT_EQ(a["injected"], json::parse(R"([{"report": "injected.json", "run_id": "00000000000000e2",
+                                             "fault": "wrong-product", "code": "CHECK_FAILED"}])"));
+  EXPECT_NE(render_aggregate_terminal(a).find("injected.json  --inject-fault wrong-product: CHECK_FAILED"), std::string::npos);
+  EXPECT_NE(render_aggregate_markdown(a).find("Test-only fault injections"), std::string::npos);
+}
+
 TEST(Aggregate, CountsCodesFailingMachinesAndVersions) {
   const json a = aggregate_reports({source("n1.json", passing("00000000000000c1")),
                                     source("n2.json", failing("00000000000000c2")),
                                     source("n3.json", passing("00000000000000c3"))});
   EXPECT_EQ(a["exit_code"], kFleetMachineFailed);
   EXPECT_EQ(a["status"], "failed");
-  EXPECT_EQ(a["counts"], json::parse(R"({"reports": 3, "counted": 3, "passed": 2, "failed": 1, "not_counted": 0})"));
+  EXPECT_EQ(a["counts"], json::parse(R"({"reports": 3, "counted": 3, "passed": 2, "failed": 1, "not_counted": 0, "injected": 0})"));
   EXPECT_EQ(a["codes"], json::parse(R"([{"code": "CPU_CHECK_PASSED", "exit_code": 0, "count": 2},
                                         {"code": "CHECK_FAILED", "exit_code": 8, "count": 1}])"));
   ASSERT_EQ(a["failing"].size(), 1u);

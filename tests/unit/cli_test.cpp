@@ -167,7 +167,24 @@ INSTANTIATE_TEST_SUITE_P(
                     BadCase{{"--inject-fault", "hang", "--inject-fault=abort"}, {"--inject-fault", "more than once"}},
                     BadCase{{"--in-process", "--in-process"}, {"--in-process", "more than once"}},
                     BadCase{{"--gtest_filter=L1_*", "--gtest_filter=L2_*"}, {"--gtest_filter", "more than once"}},
-                    BadCase{{"--gtest_repeat=2", "--gtest_repeat=3"}, {"--gtest_repeat", "more than once"}}));
+                    BadCase{{"--gtest_print_time=0", "--gtest_print_time=1"}, {"--gtest_print_time", "more than once"}},
+                    // The order is the contract: flags that change the order or number of runs are refused,
+                    // and so is any GoogleTest flag this tool does not know (not a worker failure later).
+                    BadCase{{"--gtest_shuffle"}, {"--gtest_shuffle", "order"}},
+                    BadCase{{"--gtest_repeat=-1"}, {"--gtest_repeat", "order"}},
+                    BadCase{{"--gtest_random_seed=4"}, {"--gtest_random_seed", "order"}},
+                    BadCase{{"--gtest_break_on_failure"}, {"--gtest_break_on_failure", "order"}},
+                    BadCase{{"--gtest_flagfile=f.txt"}, {"--gtest_flagfile", "order"}},
+                    BadCase{{"--gtest_also_run_disabled_tests"}, {"--gtest_also_run_disabled_tests"}},
+                    BadCase{{"--gtest_foo"}, {"unknown GoogleTest flag", "--gtest_foo"}},
+                    BadCase{{"--gtest_filter"}, {"--gtest_filter", "needs a value"}},
+                    BadCase{{"--gtest_list_tests=1"}, {"--gtest_list_tests", "no value"}},
+                    BadCase{{"--gtest_output=xml"}, {"--gtest_output", "xml:FILE"}},
+                    BadCase{{"--gtest_output=xml:out/"}, {"--gtest_output", "new file"}},
+                    BadCase{{"--gtest_output=yaml:a.yaml"}, {"--gtest_output", "xml:FILE"}},
+                    // A test-only fault that cannot act in the run would end in a pass with a warning.
+                    BadCase{{"--inject-fault", "range-leak", "--device", "cpu", "--gtest_filter=L5_*"}, {"range-leak", "--device cpu"}},
+                    BadCase{{"--inject-fault", "leak"}, {"--inject-fault leak", "L5"}}));
 
 TEST(Cli, PerformanceFloorsDefaultAndAcceptZeroToOne) {
   const Options d = parse_ok({});
@@ -278,7 +295,7 @@ TEST(Cli, TheBatchJobFolderIsAbsoluteAndNeverReachesTheWorker) {
 TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {
   expect_worker_sees_the_same(parse_ok({}));
   expect_worker_sees_the_same(parse_ok({"--device=cpu", "--device-index", "2", "--layers", "L3,L1",
-                                        "--inject-fault", "wrong-product", "--gtest_fail_fast", "--gtest_repeat=2"}));
+                                        "--inject-fault", "wrong-product", "--gtest_fail_fast", "--gtest_print_time=0"}));
   expect_worker_sees_the_same(parse_ok({"--device-index=5", "--gtest_filter=L2_*:L3_*", "--timeout", "60"}));
   expect_worker_sees_the_same(parse_ok({"--python", "python3", "--host-check"}));
   expect_worker_sees_the_same(parse_ok({"--python=--odd-name"}));  // found by fuzz_cli: a value like an option
@@ -288,14 +305,14 @@ TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {
                                         "--min-bandwidth-fraction", "0.123456789", "--timeout", "119.999999999"}));
   expect_worker_sees_the_same(parse_ok({"--model", "m.pt", "--input", "s.json", "--device", "cpu"}));
   expect_worker_sees_the_same(parse_ok({"--min-bandwidth-fraction", "0.7", "--min-matmul-fraction", "0.123456789"}));
-  expect_worker_sees_the_same(parse_ok({"--memory-fraction", "0.000123457", "--inject-fault", "leak"}));
+  expect_worker_sees_the_same(parse_ok({"--memory-fraction", "0.000123457", "--inject-fault", "leak", "--gtest_filter=L5_*"}));
 }
 
 TEST(Cli, MemoryFractionIsOptionalAndTakesTinyDecimals) {
   EXPECT_FALSE(parse_ok({}).memory_fraction.has_value());  // the whole device
   EXPECT_EQ(parse_ok({"--memory-fraction", "1"}).memory_fraction, 1.0);
   EXPECT_EQ(parse_ok({"--memory-fraction=0.000456789"}).memory_fraction, 0.000456789);  // a few MiB of an H200
-  EXPECT_EQ(parse_ok({"--inject-fault", "leak"}).fault, "leak");
+  EXPECT_EQ(parse_ok({"--inject-fault", "leak", "--gtest_filter=L5_*"}).fault, "leak");
 }
 
 TEST(Cli, DeviceIndexAllChecksEveryGpuAndTheWorkerGetsOneIndex) {

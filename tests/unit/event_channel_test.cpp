@@ -73,6 +73,28 @@ TEST_F(EmitToCollector, BrokenUtf8InAMessageStillGivesOneEvent) {
   EXPECT_EQ(collector.malformed(), 0);
 }
 
+// A worker that prints without end (--gtest_repeat=-1 once did) cannot make the supervisor hold gigabytes.
+TEST(LineCollector, StopsTakingPastItsBoundAndSaysSo) {
+  LineCollector c;
+  const std::string line = "{\"ev\":\"stage\",\"stage\":\"L3.product\"}\n";
+  size_t fed = 0;
+  while (!c.overflowed() && fed < 2 * kMaxEventBytes) {
+    c.feed(line);
+    fed += line.size();
+  }
+  EXPECT_TRUE(c.overflowed());
+  EXPECT_LE(c.events().size() * line.size(), kMaxEventBytes + line.size());
+}
+
+TEST(LineCollector, AnOverlongLineIsDroppedAndTheNextOneIsRead) {
+  LineCollector c;
+  c.feed(std::string(kMaxEventLine + 10, 'x'));
+  c.feed(std::string(100, 'x') + "\n{\"ev\":\"start\"}\n");
+  ASSERT_EQ(c.events().size(), 1u);
+  EXPECT_EQ(c.events()[0]["ev"], "start");
+  EXPECT_EQ(c.malformed(), 1);
+}
+
 TEST(FdSink, WritesWholeLinesToTheDescriptor) {
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);

@@ -51,6 +51,18 @@ TEST(ProbeLoader, AbsentProbeIsTorchMissing) {
   EXPECT_NE(r.message.find("cannot open shared object file"), std::string::npos) << r.message;
 }
 
+// A LibTorch the build found but could not build against (a CUDA LibTorch without the CUDA runtime
+// headers) is there: never TORCH_MISSING, and the build's own reason is the message.
+TEST(ProbeLoader, ProbeTheBuildCouldNotMakeIsTorchImportFailedWithTheBuildsReason) {
+  test::TempDir dir;
+  std::ofstream(dir.file("libkd_probe.unbuilt")) << "LibTorch 2.11.0 is a CUDA build; building against it needs the CUDA "
+                                                    "runtime headers\n";
+  const ProbeLoad r = load_probe(dir.file("libkd_probe.so"));
+  EXPECT_EQ(r.probe, nullptr);
+  EXPECT_EQ(name(r.code), name(Code::TorchImportFailed));
+  EXPECT_NE(r.message.find("although LibTorch was found: LibTorch 2.11.0 is a CUDA build"), std::string::npos) << r.message;
+}
+
 TEST(ProbeLoader, EmptyProbeFileIsTorchImportFailed) {
   test::TempDir dir;
   const std::string path = dir.file("libkd_probe.so");

@@ -160,6 +160,62 @@ TEST(ReportBuilder, InterruptedRunIsWorkerFailed) {
   EXPECT_NE(r["error"]["message"].get<std::string>().find("interrupted"), std::string::npos) << r["error"];
 }
 
+// The first failing test decides, whatever happens after it. Its code is lower (3) and higher (14) than the
+// later event's (10, 11), so neither "last wins" nor "lowest code wins" passes these.
+TEST(ReportBuilder, TheFirstFailureDecidesWhenTheWorkerCrashesAfterIt) {
+  const json f = failed("L1_RuntimeImport", "PythonImportsTorch", "TORCH_MISSING", "L1.python", "python: no module named torch");
+  const json r = build({stage("L1.python"), f, stage("L3.inputs")}, killed(SIGABRT));
+  EXPECT_EQ(r["code"], "TORCH_MISSING");
+  EXPECT_EQ(r["exit_code"], 3);
+  EXPECT_EQ(r["stage"], "L1.python");
+  EXPECT_EQ(r["error"]["message"], "python: no module named torch");
+  EXPECT_EQ(r["after_failure"]["event"], "worker_failed");
+  EXPECT_EQ(r["after_failure"]["code"], "WORKER_FAILED");
+  EXPECT_EQ(r["after_failure"]["stage"], "L3.inputs");
+  EXPECT_NE(r["after_failure"]["message"].get<std::string>().find("SIGABRT"), std::string::npos) << r["after_failure"];
+  EXPECT_TRUE(has_warning_with(r, "after the first failure")) << r["warnings"];
+}
+
+TEST(ReportBuilder, TheFirstFailureDecidesWhenTheRunTimesOutAfterIt) {
+  const json f = failed("L1_RuntimeImport", "PythonImportsTorch", "TORCH_MISSING", "L1.python", "python: no torch");
+  const json r = build({stage("L1.python"), f, stage("L3.synchronize")}, timed_out());
+  EXPECT_EQ(r["code"], "TORCH_MISSING");
+  EXPECT_EQ(r["after_failure"]["event"], "timeout");
+  EXPECT_EQ(r["after_failure"]["code"], "TIMEOUT");
+  EXPECT_EQ(r["after_failure"]["stage"], "L3.synchronize");
+}
+
+TEST(ReportBuilder, AHigherFirstFailureCodeIsKeptOverALaterCrashOrTimeout) {
+  const json f = failed("L4_App", "Contract", "APP_CHECK_FAILED", "L4.contract", "output 0 has NaN");
+  for (const WorkerEnd& w : {killed(SIGSEGV), timed_out()}) {
+    const json r = build({stage("L4.contract"), f, stage("L4.stop_resume")}, w);
+    EXPECT_EQ(r["code"], "APP_CHECK_FAILED");
+    EXPECT_EQ(r["exit_code"], 14);
+    EXPECT_EQ(r["stage"], "L4.contract");
+    EXPECT_EQ(r["after_failure"]["stage"], "L4.stop_resume");
+  }
+  const json interrupted = [&] {
+    WorkerEnd w = killed(SIGTERM);
+    w.interrupted = true;
+    return build({f}, w);
+  }();
+  EXPECT_EQ(interrupted["code"], "APP_CHECK_FAILED");
+  EXPECT_EQ(interrupted["after_failure"]["event"], "interrupted");
+}
+
+TEST(ReportBuilder, AWorkerThatFloodsTheChannelIsStoppedAsWorkerFailed) {
+  WorkerEnd w = killed(SIGKILL);
+  w.flooded = true;
+  const json r = build({stage("L1.import")}, w);
+  EXPECT_EQ(r["code"], "WORKER_FAILED");
+  EXPECT_NE(r["error"]["message"].get<std::string>().find("16 MiB"), std::string::npos) << r["error"];
+}
+
+TEST(ReportBuilder, AFailureWithAVerdictHasNoAfterFailure) {
+  const json r = build(failing_product_run(), exited(1));
+  EXPECT_EQ(r["after_failure"], nullptr);
+}
+
 TEST(ReportBuilder, SignalAfterTheVerdictKeepsTheVerdictAndWarns) {
   const json r = build(verified_run("cuda:0"), killed(SIGSEGV));
   EXPECT_EQ(r["code"], "GPU_CHECK_PASSED");
