@@ -47,13 +47,13 @@ TEST(Cli, DefaultsCheckGpuZeroWithThirtySeconds) {
 }
 
 TEST(Cli, SpaceAndEqualsSpellingsGiveTheSameOptions) {
-  const Options spaced = parse_ok({"--device", "cpu", "--device-index", "3", "--timeout", "12.5", "--output",
+  const Options spaced = parse_ok({"--device", "cuda", "--device-index", "3", "--timeout", "12.5", "--output",
                                    "r.json", "--summary-md", "s.md", "--layers", "L3,L1", "--inject-fault", "hang",
                                    "--in-process"});
-  const Options joined = parse_ok({"--device=cpu", "--device-index=3", "--timeout=12.5", "--output=r.json",
+  const Options joined = parse_ok({"--device=cuda", "--device-index=3", "--timeout=12.5", "--output=r.json",
                                    "--summary-md=s.md", "--layers=L3,L1", "--inject-fault=hang", "--in-process"});
   for (const Options* o : {&spaced, &joined}) {
-    EXPECT_TRUE(o->cpu_mode());
+    EXPECT_EQ(o->device, "cuda");
     EXPECT_EQ(o->device_index, 3);
     EXPECT_DOUBLE_EQ(o->timeout_s, 12.5);
     EXPECT_EQ(o->output, "r.json");
@@ -202,6 +202,19 @@ TEST(Cli, GtestFlagsArePassedThroughAsGiven) {
   EXPECT_FALSE(o.has_gtest_flag("filt"));
   EXPECT_EQ(o.gtest_value("filter"), "L3_TinyOp.*");
   EXPECT_EQ(o.gtest_value("repeat"), "");
+}
+
+// Issue 17: "--output -h" printed help; "--device cpu --device-index 3" dropped the index silently.
+TEST(Cli, AValueIsNeverARequestForHelp) {
+  EXPECT_EQ(parse_ok({"--output", "-h"}).output, "-h");
+  EXPECT_TRUE(std::holds_alternative<HelpRequested>(parse_command_line({"--output", "--help"}, kLayers)));  // never a value
+  EXPECT_TRUE(std::holds_alternative<HelpRequested>(parse_command_line({"--in-process", "-h"}, kLayers)));
+}
+
+TEST(Cli, ACpuRunRefusesADeviceIndex) {
+  EXPECT_EQ(usage_error({"--device", "cpu", "--device-index", "3"}),
+            "--device-index 3 has no meaning with --device cpu: give one of them");
+  EXPECT_TRUE(parse_ok({"--device", "cpu", "--device-index", "0"}).cpu_mode());  // what the worker is given
 }
 
 TEST(Cli, HelpWinsWhereverItStands) {
