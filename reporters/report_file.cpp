@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 #include <fmt/format.h>
@@ -26,6 +27,22 @@ std::string base_of(const std::string& path) { return path.substr(path.rfind('/'
 constexpr size_t kTempNameExtra = 11;  // "." + NAME + ".kd-XXXXXX"
 
 }  // namespace
+
+std::optional<std::string> same_output_paths(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  auto normal = [](std::string p) {
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    std::error_code ec;
+    const auto abs = std::filesystem::absolute(p, ec);
+    const auto real = std::filesystem::weakly_canonical(abs, ec);  // existing folders resolved
+    return (ec ? abs.lexically_normal() : real).string();
+  };
+  for (size_t i = 0; i < outputs.size(); ++i)
+    for (size_t j = i + 1; j < outputs.size(); ++j)
+      if (normal(outputs[i].second) == normal(outputs[j].second))
+        return fmt::format("{} and {} name the same path '{}': give each its own new name", outputs[i].first,
+                           outputs[j].first, outputs[j].second);
+  return std::nullopt;
+}
 
 std::optional<std::string> check_new_file(const std::string& path) {
   struct stat st {};

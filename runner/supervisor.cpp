@@ -214,6 +214,13 @@ std::string self_executable() {
 }
 
 int supervise(const Options& o, const std::string& exe) {
+  std::vector<std::pair<std::string, std::string>> outputs;  // distinct before anything runs
+  for (const auto& [name, path] : {std::pair{"--output", o.output}, {"--summary-md", o.summary_md}, {"--bundle", o.bundle}})
+    if (path) outputs.emplace_back(name, *path);
+  if (auto why = same_output_paths(outputs)) {
+    std::fprintf(stderr, "kernodeck-diagnostic: usage error: %s\n", why->c_str());
+    return exit_code(Code::UsageError);
+  }
   for (const auto& file : {o.output, o.summary_md}) {
     if (!file) continue;
     if (auto why = check_new_file(*file)) {
@@ -302,7 +309,9 @@ int supervise(const Options& o, const std::string& exe) {
   struct sigaction ignore {}, old_xfsz{};
   ignore.sa_handler = SIG_IGN;
   ::sigaction(SIGXFSZ, &ignore, &old_xfsz);
-  const std::string saved = save_files(o, &report, spec_json);
+  // A usage error (a filter that matched no test) checked nothing: no report, summary or bundle says otherwise.
+  const bool usage_error = report.value("exit_code", 0) == exit_code(Code::UsageError);
+  const std::string saved = usage_error ? std::string() : save_files(o, &report, spec_json);
   ::sigaction(SIGXFSZ, &old_xfsz, nullptr);
   std::fflush(stdout);
   const std::string text = render_terminal(report, ::isatty(STDOUT_FILENO) == 1, o.python.value_or("")) + saved;
