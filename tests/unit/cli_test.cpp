@@ -290,7 +290,7 @@ TEST(Cli, TheBatchJobFolderIsAbsoluteAndNeverReachesTheWorker) {
 
 TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {
   expect_worker_sees_the_same(parse_ok({}));
-  expect_worker_sees_the_same(parse_ok({"--device=cpu", "--device-index", "2", "--layers", "L3,L1",
+  expect_worker_sees_the_same(parse_ok({"--device=cpu", "--layers", "L3,L1",
                                         "--inject-fault", "wrong-product", "--gtest_fail_fast", "--gtest_repeat=2"}));
   expect_worker_sees_the_same(parse_ok({"--device-index=5", "--gtest_filter=L2_*:L3_*", "--timeout", "60"}));
   expect_worker_sees_the_same(parse_ok({"--python", "python3", "--host-check"}));
