@@ -3,7 +3,10 @@
 # probe needs only what the wheel ships: torch/include, torch/lib, and the CUDA runtime's headers and
 # library from the NVIDIA wheels beside torch (nvidia/cu13 in CUDA 13 wheels, nvidia/cuda_runtime in 12).
 # So: the imported targets of LibTorch's own export file (Caffe2Targets.cmake), with the few targets it
-# refers to made from those wheel files. Sets what find_package(Torch) would (Torch_FOUND, Torch_VERSION,
+# refers to made from those wheel files. Two header sets the CUDA runtime's headers include are not in
+# torch's dependencies: crt/ (nvidia-cuda-crt) and nv/target (nvidia-cuda-cccl); scripts/setup installs
+# them into .deps/ (never into the user's environment) and names the folder in KD_CUDA_HEADERS.
+# Sets what find_package(Torch) would (Torch_FOUND, Torch_VERSION,
 # TORCH_LIBRARIES, TORCH_INCLUDE_DIRS, TORCH_INSTALL_PREFIX); without the CUDA runtime headers it sets
 # KD_TORCH_UNBUILDABLE to the reason instead.
 #
@@ -14,8 +17,9 @@ function(kd_torch_without_toolkit config_dir)
   file(STRINGS "${config_dir}/TorchConfigVersion.cmake" version_line REGEX "set\\(PACKAGE_VERSION \"")
   string(REGEX REPLACE ".*PACKAGE_VERSION \"([^\"]+)\".*" "\\1" version "${version_line}")
   if(NOT EXISTS "${targets}")
-    set(KD_TORCH_UNBUILDABLE "LibTorch ${version} is a CUDA build and its export file (Caffe2Targets.cmake) is "
-        "missing, so it cannot be built against without the CUDA toolkit: install the toolkit (nvcc)" PARENT_SCOPE)
+    string(CONCAT why "LibTorch ${version} is a CUDA build and its export file (Caffe2Targets.cmake) is "
+        "missing, so it cannot be built against without the CUDA toolkit: install the toolkit (nvcc)")
+    set(KD_TORCH_UNBUILDABLE "${why}" PARENT_SCOPE)
     return()
   endif()
   # The CUDA runtime's headers and library, as the NVIDIA wheels next to torch lay them out.
@@ -24,16 +28,34 @@ function(kd_torch_without_toolkit config_dir)
   find_library(KD_WHEEL_CUDART NAMES cudart libcudart.so.13 libcudart.so.12 NO_DEFAULT_PATH
                PATHS "${prefix}/../nvidia/cu13/lib" "${prefix}/../nvidia/cuda_runtime/lib")
   if(NOT KD_WHEEL_CUDA_INCLUDE OR NOT KD_WHEEL_CUDART)
-    set(KD_TORCH_UNBUILDABLE "LibTorch ${version} is a CUDA build; building against it needs the CUDA runtime "
+    string(CONCAT why "LibTorch ${version} is a CUDA build; building against it needs the CUDA runtime "
         "headers and library (cuda_runtime_api.h, libcudart), found neither in a CUDA toolkit nor in the NVIDIA "
         "pip packages beside torch: pip install the nvidia-cuda-runtime package of your torch's CUDA version into "
-        "the same environment, or install the CUDA toolkit, then build again" PARENT_SCOPE)
+        "the same environment, or install the CUDA toolkit, then build again")
+    set(KD_TORCH_UNBUILDABLE "${why}" PARENT_SCOPE)
     return()
   endif()
+  set(cuda_includes "${KD_WHEEL_CUDA_INCLUDE}")
+  foreach(header crt/host_defines.h nv/target)
+    string(MAKE_C_IDENTIFIER "KD_WHEEL_${header}" var)
+    find_path(${var} ${header} NO_DEFAULT_PATH PATHS "${KD_WHEEL_CUDA_INCLUDE}" ${KD_CUDA_HEADERS})
+    if(NOT ${var})
+      string(CONCAT why "LibTorch ${version} is a CUDA build and there is no CUDA toolkit; the CUDA runtime "
+          "headers of its NVIDIA packages need ${header}, which the pip packages nvidia-cuda-crt and "
+          "nvidia-cuda-cccl of the same CUDA version provide: scripts/setup installs them into .deps/ when a "
+          "package registry is reachable (pip install --target .deps/cuda-headers-<cuda version> "
+          "'nvidia-cuda-crt==<cuda version>.*' 'nvidia-cuda-cccl==<cuda version>.*'), or install the CUDA "
+          "toolkit, then build again")
+    set(KD_TORCH_UNBUILDABLE "${why}" PARENT_SCOPE)
+      return()
+    endif()
+    list(APPEND cuda_includes "${${var}}")
+  endforeach()
+  list(REMOVE_DUPLICATES cuda_includes)
   # What Caffe2Targets.cmake links to by name; Caffe2Config.cmake would have made them.
   if(NOT TARGET torch::cudart)
     add_library(torch::cudart INTERFACE IMPORTED GLOBAL)
-    set_target_properties(torch::cudart PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${KD_WHEEL_CUDA_INCLUDE}"
+    set_target_properties(torch::cudart PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${cuda_includes}"
                                                    INTERFACE_LINK_LIBRARIES "${KD_WHEEL_CUDART}")
   endif()
   foreach(placeholder protobuf::libprotobuf caffe2::mkl)  # linked into libtorch_cpu already: nothing to add
@@ -47,10 +69,12 @@ function(kd_torch_without_toolkit config_dir)
       set_target_properties(${t} PROPERTIES IMPORTED_GLOBAL TRUE)
     endif()
   endforeach()
+  # As TorchConfig.cmake does: the C++ API's headers (torch/types.h, ...) come with the torch target.
+  set_property(TARGET torch APPEND PROPERTY INTERFACE_INCLUDE_DIRECTORIES "${prefix}/include/torch/csrc/api/include")
   set(Torch_FOUND TRUE PARENT_SCOPE)
   set(Torch_VERSION "${version}" PARENT_SCOPE)
   set(TORCH_INSTALL_PREFIX "${prefix}" PARENT_SCOPE)
   set(TORCH_INCLUDE_DIRS "${prefix}/include;${prefix}/include/torch/csrc/api/include" PARENT_SCOPE)
   set(TORCH_LIBRARIES torch c10 c10_cuda torch::cudart PARENT_SCOPE)
-  set(KD_WHEEL_CUDA_INCLUDE "${KD_WHEEL_CUDA_INCLUDE}" PARENT_SCOPE)
+  set(KD_WHEEL_CUDA_INCLUDE "${cuda_includes}" PARENT_SCOPE)
 endfunction()

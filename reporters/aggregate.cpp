@@ -117,7 +117,7 @@ json aggregate_reports(const std::vector<ReportSource>& sources) {
       continue;
     }
     // A test-only fault injection is no machine's result: listed apart, never counted (README "fault injection").
-    if (const json& fault = s.report["requested"]["fault_injection"]; fault.is_string()) {
+    if (const json& fault = field(field(s.report, "requested"), "fault_injection"); fault.is_string()) {
       injected.push_back({{"report", name}, {"run_id", s.report["run_id"]}, {"fault", fault}, {"code", s.report["code"]}});
       continue;
     }

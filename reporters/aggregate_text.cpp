@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "markdown_summary.h"
+#include "printable.h"
 
 namespace kd {
 namespace {
@@ -57,7 +58,8 @@ std::string md(const json& v) { return markdown_text(value_text(v)); }
 
 }  // namespace
 
-std::string render_aggregate_terminal(const json& a) {
+std::string render_aggregate_terminal(const json& raw) {
+  const json a = printable_strings(raw);  // other machines' text never acts on this terminal
   const json& c = a["counts"];
   std::string out = fmt::format("kernodeck aggregate: {}: {} passed, {} failed, {} not counted\n",
                                 plural(c["reports"], "report", "reports"), c["passed"].get<int>(),
@@ -98,7 +100,8 @@ std::string render_aggregate_terminal(const json& a) {
   return out;
 }
 
-std::string render_aggregate_markdown(const json& a) {
+std::string render_aggregate_markdown(const json& raw) {
+  const json a = printable_strings(raw);  // other machines' text never acts on this terminal
   const json& c = a["counts"];
   std::string out = fmt::format("### kernodeck aggregate: {} {}\n\n", a["status"] == "passed" ? "✅" : "❌",
                                 markdown_text(headline(a)));

@@ -71,7 +71,8 @@ std::map<std::string, std::string> bundle_files(const json& report, const Option
       {"versions.json", dump({{"runtime", report.value("runtime", json())}, {"pytorch", report.value("pytorch", json())},
                               {"schema_version", report.value("schema_version", "")}})},
       {"parameters.json", dump(report.value("requested", json()))},
-      {"input.json", dump(input)},
+      // A large spec stays compact: indenting a user's file may multiply its size (issue 17).
+      {"input.json", input_spec.dump().size() > (64u << 10) ? input.dump(-1, ' ', false, json::error_handler_t::replace) + "\n" : dump(input)},
       {"steps.json", dump({{"last_successful_step", last_successful_step(report)},
                            {"stage", report.value("stage", json())}, {"first_error", report.value("error", json())}})},
       {"memory.json", dump({{"observations", report.value("memory", json())},

@@ -24,14 +24,16 @@ Identity Identity::of_this_machine() {
 namespace {
 
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; }
+bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }  // "alice-job": alice is a name
 
 // Replaces `what` only where it stands as a whole word, so that user "ray" leaves "array"
-// alone and home "/root" leaves "/rootfs" alone.
-void replace_word(std::string* s, const std::string& what, const std::string& with) {
-  if (what.size() < 3) return;  // too short to replace without mangling ordinary words
+// alone and home "/root" leaves "/rootfs" alone. A name (user, host) also ends at a '-'.
+void replace_word(std::string* s, const std::string& what, const std::string& with, size_t min_size = 3,
+                  bool (*inside)(char) = word_char) {
+  if (what.size() < min_size) return;  // too short to replace without mangling ordinary words
   for (size_t pos = s->find(what); pos != std::string::npos;) {
     const size_t end = pos + what.size();
-    const bool whole = (pos == 0 || !word_char((*s)[pos - 1]) || what[0] == '/') && (end == s->size() || !word_char((*s)[end]));
+    const bool whole = (pos == 0 || !inside((*s)[pos - 1]) || what[0] == '/') && (end == s->size() || !inside((*s)[end]));
     if (whole) {
       s->replace(pos, what.size(), with);
       pos = s->find(what, pos + with.size());
@@ -57,7 +59,9 @@ std::string truncate_utf8(const std::string& s, size_t max) {
 }
 
 bool starts_path_at(const std::string& s, size_t i) {
-  const bool slash = s[i] == '/' || (s[i] == '~' && i + 1 < s.size() && s[i + 1] == '/');
+  // "/x", "~/x", and the relative "./x" and "../x" (which may climb into a home folder)
+  const bool slash = s[i] == '/' || (s[i] == '~' && i + 1 < s.size() && s[i + 1] == '/') ||
+                     s.compare(i, 2, "./") == 0 || s.compare(i, 3, "../") == 0;
   if (!slash || i == 0) return slash;
   // After ':' a path list goes on ("/a/lib:/b/lib", as in LD_LIBRARY_PATH); "http://" is no path.
   if (s[i - 1] == ':') return s.compare(i, 2, "//") != 0;
@@ -77,6 +81,13 @@ std::string replace_paths(const std::string& s) {
     }
     size_t end = i;
     while (end < s.size() && !ends_path(s[end])) ++end;
+    // A folder name with spaces: "/home/a/my models/x.pt" goes on while the next word holds a '/'.
+    while (end < s.size() && s[end] == ' ') {
+      size_t next = end + 1;
+      while (next < s.size() && !ends_path(s[next])) ++next;
+      if (s.substr(end + 1, next - end - 1).find('/') == std::string::npos) break;
+      end = next;
+    }
     const std::string token = s.substr(i, end - i);
     const std::string base = token.substr(token.rfind('/') + 1);
     out += base.empty() ? "<path>" : "<path>/" + base;
@@ -91,8 +102,8 @@ std::string redact(std::string_view text, const Identity& who) {
   std::string s(text.substr(0, text.find('\n')));
   if (who.home.size() > 1) replace_word(&s, who.home, "~");
   s = replace_paths(s);  // absolute and home-relative paths: keep the file's own name only
-  if (who.user != "root") replace_word(&s, who.user, "<user>");  // "root" names no one
-  replace_word(&s, who.host, "<host>");
+  if (who.user != "root") replace_word(&s, who.user, "<user>", 3, name_char);  // "root" names no one
+  replace_word(&s, who.host, "<host>", 2, name_char);  // short host names ("n1") too, as whole words
   return truncate_utf8(s, 400);
 }
 

@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 #include <fmt/format.h>
@@ -22,7 +24,25 @@ std::string folder_of(const std::string& path) {
 
 std::string base_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
+constexpr size_t kTempNameExtra = 11;  // "." + NAME + ".kd-XXXXXX"
+
 }  // namespace
+
+std::optional<std::string> same_output_paths(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  auto normal = [](std::string p) {
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    std::error_code ec;
+    const auto abs = std::filesystem::absolute(p, ec);
+    const auto real = std::filesystem::weakly_canonical(abs, ec);  // existing folders resolved
+    return (ec ? abs.lexically_normal() : real).string();
+  };
+  for (size_t i = 0; i < outputs.size(); ++i)
+    for (size_t j = i + 1; j < outputs.size(); ++j)
+      if (normal(outputs[i].second) == normal(outputs[j].second))
+        return fmt::format("{} and {} name the same path '{}': give each its own new name", outputs[i].first,
+                           outputs[j].first, outputs[j].second);
+  return std::nullopt;
+}
 
 std::optional<std::string> check_new_file(const std::string& path) {
   struct stat st {};
@@ -34,6 +54,12 @@ std::optional<std::string> check_new_file(const std::string& path) {
   if (::stat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return fmt::format("the folder '{}' does not exist", folder);
   if (::access(folder.c_str(), W_OK | X_OK) != 0) return fmt::format("the folder '{}' is not writable", folder);
+  // The file is written as ".NAME.kd-XXXXXX" first: that name must fit the file system's limit too.
+  const long name_max = ::pathconf(folder.c_str(), _PC_NAME_MAX);
+  if (name_max > 0 && base_of(path).size() + kTempNameExtra > static_cast<size_t>(name_max))
+    return fmt::format("the name '{}...' is longer than this file system allows ({} bytes, less {} for the temporary name)",
+                       base_of(path).substr(0, 32), name_max, kTempNameExtra);
+  if (path.size() + kTempNameExtra >= PATH_MAX) return fmt::format("the path is longer than {} bytes", PATH_MAX);
   return std::nullopt;
 }
 

@@ -3,10 +3,15 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace kd {
 
 // Before the run: why FILE cannot be created, or nothing. Saves a run that could not be kept.
+// Two of the outputs (name, path: "--output", "r.json") that are one path once normalized
+// ("x" and "./x", or through a linked folder): why, naming both options; or nothing.
+std::optional<std::string> same_output_paths(const std::vector<std::pair<std::string, std::string>>& outputs);
 std::optional<std::string> check_new_file(const std::string& path);
 
 // Writes content to a temporary file beside path, then link()s it into place, which

@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -60,9 +63,29 @@ bool commit(const std::string& dir, const resume::Checkpoint& c) {
   return true;
 }
 
+// The internal mode is started by L4's stop/resume step, into the private folder it just made
+// (mkdtemp "kd-resume-XXXXXX"): a folder that is not such a one is refused, so that starting it by
+// hand cannot write into any folder.
+std::optional<std::string> not_a_job_folder(const std::string& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return "not a folder";
+  if (st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) return "not a private folder of this user";
+  if (std::filesystem::path(dir).filename().string().rfind("kd-resume-", 0) != 0) return "not a kd-resume-* folder";
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name != "checkpoint.json" && name != "checkpoint.json.tmp" && name != "records.jsonl" && name != "job.log")
+      return "it holds other files";
+  }
+  if (ec) return "cannot be listed";
+  return std::nullopt;
+}
+
 }  // namespace
 
 int run_batch_job(const Options& options) {
+  if (auto why = not_a_job_folder(*options.batch_job))
+    return fail("--kd-batch-job is internal (L4's stop/resume step starts it): the folder is " + *why, 2);
   struct sigaction sa {};
   sa.sa_handler = request_stop;
   sa.sa_flags = SA_RESTART;

@@ -115,6 +115,16 @@ std::optional<UsageError> check_gtest_flag(const std::string& arg) {
                                 option_name(arg))};
 }
 
+// The options that take the next argument as their value (when not given as --opt=VALUE).
+bool takes_value(const std::string& arg) {
+  static const std::set<std::string> k = {"--device", "--range-axis", "--device-index", "--timeout", "--output",
+                                          "--summary-md", "--layers", "--model", "--input", "--bundle",
+                                          "--min-bandwidth-fraction", "--min-matmul-fraction", "--memory-fraction",
+                                          "--range-memory-fraction", "--range-budget", "--inject-fault", "--kd-worker-fd",
+                                          "--kd-batch-job", "--kd-run-id", "--python"};
+  return k.count(arg) > 0;
+}
+
 }  // namespace
 
 std::optional<std::string> Options::gtest_output_file() const {
@@ -140,8 +150,8 @@ std::string Options::gtest_value(const std::string& n) const {
 ParseResult parse_command_line(const std::vector<std::string>& args, const std::vector<std::string>& known_layers) {
   Options o;
   bool layers_given = false, full = false;
-  for (const auto& a : args)
-    if (a == "-h" || a == "--help") return HelpRequested{};
+  for (size_t i = 0; i < args.size(); ++i)  // "--output -h" names a file: a value is never a request for help
+    if (args[i] == "--help" || (args[i] == "-h" && (i == 0 || !takes_value(args[i - 1])))) return HelpRequested{};
   // An option given twice is a mistake to point out, not a guess at which one was meant.
   std::set<std::string> seen;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -276,6 +286,8 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
   if (o.memory_fraction && o.cpu_mode())
     return UsageError{"--memory-fraction caps the GPU's caching allocator: it has no meaning with --device cpu"};
   if (full) o.layers = known_layers;
+  if (o.cpu_mode() && o.device_index != 0)  // never dropped silently: the CPU has no index
+    return UsageError{fmt::format("--device-index {} has no meaning with --device cpu: give one of them", o.device_index)};
   if (o.all_devices && o.cpu_mode())
     return UsageError{"--device-index all checks every visible GPU: it cannot go with --device cpu"};
   if (o.all_devices && o.in_process)

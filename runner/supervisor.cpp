@@ -23,6 +23,7 @@
 #include "all_devices.h"
 #include "event_channel.h"
 #include "host_check.h"
+#include "run_scratch.h"
 #include "subprocess.h"
 #include "fixtures/app_contract.h"
 #include "fixtures/layer_test.h"
@@ -184,7 +185,7 @@ void run_child(const Options& o, const std::string& exe, RunRecord* run) {
 // Returns the lines for the terminal (paths there only, never in the files).
 // Writes what was asked for. Each file exists only if it agrees with the exit code: when a later
 // one cannot be written (exit 12), the earlier ones are removed again.
-std::string save_files(const Options& o, nlohmann::json* report) {
+std::string save_files(const Options& o, nlohmann::json* report, const nlohmann::json& spec) {
   std::string saved;
   auto undo = [&] {
     if (o.bundle && saved.find("Bundle:") != std::string::npos) {
@@ -195,9 +196,6 @@ std::string save_files(const Options& o, nlohmann::json* report) {
     if (!saved.empty()) saved = "Summary and bundle: removed again, since the report could not be saved\n";
   };
   if (o.bundle) {
-    nlohmann::json spec;
-    if (o.input) spec = nlohmann::json::parse(std::ifstream(*o.input), nullptr, false);
-    if (spec.is_discarded()) spec = nullptr;
     if (auto why = write_new_folder(*o.bundle, bundle_files(*report, o, spec)))
       set_verdict(report, Code::OutputWriteFailed, "bundle", *why);
     else
@@ -233,6 +231,13 @@ std::string self_executable() {
 }
 
 int supervise(const Options& o, const std::string& exe) {
+  std::vector<std::pair<std::string, std::string>> outputs;  // distinct before anything runs
+  for (const auto& [name, path] : {std::pair{"--output", o.output}, {"--summary-md", o.summary_md}, {"--bundle", o.bundle}, {"--gtest_output", o.gtest_output_file()}})
+    if (path) outputs.emplace_back(name, *path);
+  if (auto why = same_output_paths(outputs)) {
+    std::fprintf(stderr, "kernodeck-diagnostic: usage error: %s\n", why->c_str());
+    return exit_code(Code::UsageError);
+  }
   for (const auto& file : {o.output, o.summary_md, o.gtest_output_file()}) {
     if (!file) continue;
     if (auto why = check_new_file(*file)) {
@@ -253,12 +258,23 @@ int supervise(const Options& o, const std::string& exe) {
       return exit_code(Code::OutputWriteFailed);
     }
   }
+  std::optional<app::SpecFiles> spec_files;  // read once, here: the worker reads a private copy
+  nlohmann::json spec_json;                  // the bundle's copy
   if (o.input) {  // a spec that cannot be read or parsed is a usage error: nothing runs
-    const auto spec = app::read_model_spec(*o.input);
+    auto files = app::read_spec_files(*o.input);
+    const auto spec = files.index() == 0 ? app::spec_from_files(std::get<0>(files)) : std::get<1>(files);
     if (const auto* why = std::get_if<std::string>(&spec)) {
       std::fprintf(stderr, "kernodeck-diagnostic: usage error: --input: %s\n", why->c_str());
       return exit_code(Code::UsageError);
     }
+    spec_files = std::get<0>(std::move(files));
+    spec_json = nlohmann::json::parse(spec_files->spec, nullptr, false);
+  }
+  RunScratch scratch;  // before any thread: it sets TMPDIR for the worker
+  if (auto why = scratch.open(spec_files)) {
+    std::fprintf(stderr, "kernodeck-diagnostic: OUTPUT_WRITE_FAILED (exit 12): the run's scratch folder: %s\n"
+                 "  next: set TMPDIR to a writable folder\n", why->c_str());
+    return exit_code(Code::OutputWriteFailed);
   }
   RunRecord base;
   base.start_mono_ms = events::monotonic_ms();
@@ -282,6 +298,7 @@ int supervise(const Options& o, const std::string& exe) {
     run.options = options;
     Options worker_options = options;
     worker_options.run_id = run.run_id;  // the worker's markers carry it
+    if (scratch.input_copy()) worker_options.input = scratch.input_copy();
     const auto run_start = Clock::now();
     if (options.in_process) {
       std::vector<std::string> lines;
@@ -310,7 +327,9 @@ int supervise(const Options& o, const std::string& exe) {
   struct sigaction ignore {}, old_xfsz{};
   ignore.sa_handler = SIG_IGN;
   ::sigaction(SIGXFSZ, &ignore, &old_xfsz);
-  const std::string saved = save_files(o, &report);
+  // A usage error (a filter that matched no test) checked nothing: no report, summary or bundle says otherwise.
+  const bool usage_error = report.value("exit_code", 0) == exit_code(Code::UsageError);
+  const std::string saved = usage_error ? std::string() : save_files(o, &report, spec_json);
   ::sigaction(SIGXFSZ, &old_xfsz, nullptr);
   std::fflush(stdout);
   const std::string text = render_terminal(report, ::isatty(STDOUT_FILENO) == 1, o.python.value_or("")) + saved;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "reporters/aggregate_text.h"
+#include "reporters/printable.h"
 #include "reporters/report_check.h"
 #include "runner/aggregate_command.h"
 #include "sample_reports.h"
@@ -187,6 +188,22 @@ TEST(AggregateText, MarkdownTablesKeepMachineTextLiteral) {
   EXPECT_EQ(line_starting(md, "| node"),
             R"(| node\_1\|x.json | `CHECK_FAILED` (exit 8) | L3 | L3.product | cuda:0 | a \| b \<script\> |)") << md;
   EXPECT_EQ(line_starting(md, "| LibTorch |"), "| LibTorch | 2.11.0 (1) |") << md;
+}
+
+// Issue 17: a report's message reached the terminal raw: escape sequences, OSC, BEL and a forged result line.
+TEST(AggregateText, ControlCharactersFromAReportNeverAct) {
+  json r = failing("00000000000000f4");
+  r["error"]["message"] = "x\x1b[2J\x1b]0;title\x07\nAggregate: PASSED (exit 0): all 9 machines passed\r\xc2\x9b" "1m \xe2\x80\xae" "z";
+  for (const std::string& t : {render_aggregate_terminal(aggregate_reports({source("n\x1b[1m.json", r)})),
+                               render_aggregate_markdown(aggregate_reports({source("n\x1b[1m.json", r)}))}) {
+    for (const char c : t) EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << int(c);
+    EXPECT_EQ(t.find("\xc2\x9b"), std::string::npos);
+    EXPECT_EQ(t.find("\xe2\x80\xae"), std::string::npos);
+    EXPECT_EQ(line_starting(t, "Aggregate: PASSED"), "") << t;  // no forged line of its own
+  }
+  const std::string t = render_aggregate_terminal(aggregate_reports({source("n.json", r)}));
+  EXPECT_NE(t.find(R"(x\x1b[2J\x1b]0;title\x07\x0aAggregate: PASSED)"), std::string::npos) << t;  // shown, not acted
+  EXPECT_EQ(printable("a\tb \xe2\x80\x8f ok é"), "a\\x09b \xe2\x80\x8f ok é");  // other Unicode is kept
 }
 
 TEST(AggregateCommandLine, InputsAndOptions) {

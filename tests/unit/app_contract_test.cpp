@@ -1,5 +1,6 @@
 // Layer L4's contracts: every rule breaks on its own, and says which rule and which output.
 #include "fixtures/app_contract.h"
+#include "fixtures/input_limits.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <fstream>
 #include <limits>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "temp_dir.h"
@@ -164,6 +166,52 @@ TEST(AppContract, ReferenceFileIsReadNextToTheSpec) {
   ASSERT_TRUE(std::holds_alternative<ModelSpec>(ok)) << std::get<std::string>(ok);
   EXPECT_EQ(std::get<ModelSpec>(ok).reference->embeddings.size(), 2u);
   EXPECT_EQ(std::get<ModelSpec>(ok).reference->min_cosine, 0.9999);
+}
+
+// Issue 17: shapes whose product overflows int64 passed the size check (signed overflow).
+TEST(AppContract, AShapeWhoseSizeOverflowsIsRefused) {
+  for (const char* shape : {"[2147483648,2147483648,2147483648]", "[2147483648,2147483648,2147483648,2147483648]",
+                            "[65536,65536,65536,65536,65536,65536,65536,65536]", "[4097,4096]"}) {
+    const auto r = parse_model_spec(fmt::format(R"({{"inputs": [{{"shape": {}}}], "outputs": {{}}}})", shape));
+    ASSERT_TRUE(std::holds_alternative<std::string>(r)) << shape;
+    EXPECT_EQ(std::get<std::string>(r), "inputs[0] is larger than 16M values: this is a small input") << shape;
+  }
+  EXPECT_TRUE(std::holds_alternative<ModelSpec>(parse_model_spec(R"({"inputs": [{"shape": [0,2147483648,2147483648,2147483648]}], "outputs": {}})")));
+  EXPECT_TRUE(std::holds_alternative<ModelSpec>(parse_model_spec(R"({"inputs": [{"shape": [4096,4096]}], "outputs": {}})")));
+}
+
+// Issue 17: a spec nested 100 000 levels deep crashed the supervisor.
+TEST(AppContract, ASpecOrReferenceNestedTooDeeplyIsRefused) {
+  const std::string deep = R"({"inputs": [{"shape": [2]}], "outputs": {}, "comment": )" + std::string(100000, '[') +
+                           std::string(100000, ']') + "}";
+  const auto r = parse_model_spec(deep);
+  ASSERT_TRUE(std::holds_alternative<std::string>(r));
+  EXPECT_EQ(std::get<std::string>(r), "nested deeper than 32 levels (docs/limits.md): not an input spec");
+  const std::string ok = R"({"inputs": [{"shape": [2]}], "outputs": {}, "comment": ")" + std::string(100, '[') + R"("})";
+  EXPECT_TRUE(std::holds_alternative<ModelSpec>(parse_model_spec(ok)));  // brackets inside a string are text
+  const auto ref = parse_reference(R"({"embeddings": )" + std::string(40, '[') + std::string(40, ']') + "}");
+  ASSERT_TRUE(std::holds_alternative<std::string>(ref));
+  EXPECT_NE(std::get<std::string>(ref).find("nested deeper"), std::string::npos);
+}
+
+// Issue 17: /dev/zero read gigabytes, a FIFO hung forever, /dev/stdin was read twice.
+TEST(AppContract, OnlyRegularFilesOfBoundedSizeAreRead) {
+  TempDir dir;
+  const std::string fifo = dir.path() + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero"), dir.path()}) {
+    const auto r = read_model_spec(path);  // returns at once: nothing blocks on the FIFO
+    ASSERT_TRUE(std::holds_alternative<std::string>(r)) << path;
+    EXPECT_NE(std::get<std::string>(r).find("is not a regular file"), std::string::npos) << std::get<std::string>(r);
+  }
+  const std::string big = dir.path() + "/big.json";
+  std::ofstream(big) << std::string(limits::kMaxSpecBytes + 1, ' ');
+  EXPECT_NE(std::get<std::string>(read_model_spec(big)).find("larger than the limit of 16 MiB"), std::string::npos);
+  const std::string spec = dir.path() + "/spec.json";
+  std::ofstream(spec) << R"({"inputs": [{"shape": [2]}], "outputs": {"reference": {"file": "fifo"}}})";
+  EXPECT_NE(std::get<std::string>(read_model_spec(spec)).find("outputs.reference: '"), std::string::npos);
+  std::ofstream(spec) << R"({"inputs": [{"shape": [2]}], "outputs": {"reference": {"file": "/dev/zero"}}})";
+  EXPECT_NE(std::get<std::string>(read_model_spec(spec)).find("is not a regular file"), std::string::npos);
 }
 
 TEST(AppContract, ModelFileProblemsSayMissingOrUnreadable) {

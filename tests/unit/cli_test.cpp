@@ -47,13 +47,13 @@ TEST(Cli, DefaultsCheckGpuZeroWithThirtySeconds) {
 }
 
 TEST(Cli, SpaceAndEqualsSpellingsGiveTheSameOptions) {
-  const Options spaced = parse_ok({"--device", "cpu", "--device-index", "3", "--timeout", "12.5", "--output",
+  const Options spaced = parse_ok({"--device", "cuda", "--device-index", "3", "--timeout", "12.5", "--output",
                                    "r.json", "--summary-md", "s.md", "--layers", "L3,L1", "--inject-fault", "hang",
                                    "--in-process"});
-  const Options joined = parse_ok({"--device=cpu", "--device-index=3", "--timeout=12.5", "--output=r.json",
+  const Options joined = parse_ok({"--device=cuda", "--device-index=3", "--timeout=12.5", "--output=r.json",
                                    "--summary-md=s.md", "--layers=L3,L1", "--inject-fault=hang", "--in-process"});
   for (const Options* o : {&spaced, &joined}) {
-    EXPECT_TRUE(o->cpu_mode());
+    EXPECT_EQ(o->device, "cuda");
     EXPECT_EQ(o->device_index, 3);
     EXPECT_DOUBLE_EQ(o->timeout_s, 12.5);
     EXPECT_EQ(o->output, "r.json");
@@ -221,6 +221,19 @@ TEST(Cli, GtestFlagsArePassedThroughAsGiven) {
   EXPECT_EQ(o.gtest_value("repeat"), "");
 }
 
+// Issue 17: "--output -h" printed help; "--device cpu --device-index 3" dropped the index silently.
+TEST(Cli, AValueIsNeverARequestForHelp) {
+  EXPECT_EQ(parse_ok({"--output", "-h"}).output, "-h");
+  EXPECT_TRUE(std::holds_alternative<HelpRequested>(parse_command_line({"--output", "--help"}, kLayers)));  // never a value
+  EXPECT_TRUE(std::holds_alternative<HelpRequested>(parse_command_line({"--in-process", "-h"}, kLayers)));
+}
+
+TEST(Cli, ACpuRunRefusesADeviceIndex) {
+  EXPECT_EQ(usage_error({"--device", "cpu", "--device-index", "3"}),
+            "--device-index 3 has no meaning with --device cpu: give one of them");
+  EXPECT_TRUE(parse_ok({"--device", "cpu", "--device-index", "0"}).cpu_mode());  // what the worker is given
+}
+
 TEST(Cli, HelpWinsWhereverItStands) {
   for (const auto& args : std::vector<std::vector<std::string>>{{"-h"}, {"--help"}, {"--device", "cpu", "--help"},
                                                                    {"--device", "gpu", "--help"}, {"--help", "--help"}})
@@ -294,7 +307,7 @@ TEST(Cli, TheBatchJobFolderIsAbsoluteAndNeverReachesTheWorker) {
 
 TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {
   expect_worker_sees_the_same(parse_ok({}));
-  expect_worker_sees_the_same(parse_ok({"--device=cpu", "--device-index", "2", "--layers", "L3,L1",
+  expect_worker_sees_the_same(parse_ok({"--device=cpu", "--layers", "L3,L1",
                                         "--inject-fault", "wrong-product", "--gtest_fail_fast", "--gtest_print_time=0"}));
   expect_worker_sees_the_same(parse_ok({"--device-index=5", "--gtest_filter=L2_*:L3_*", "--timeout", "60"}));
   expect_worker_sees_the_same(parse_ok({"--python", "python3", "--host-check"}));

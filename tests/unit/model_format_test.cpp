@@ -3,6 +3,7 @@
 // (uncompressed) as PyTorch writes them; the real files are in the e2e tests (tests/data).
 #include "fixtures/model_format.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -18,16 +19,19 @@ void put(std::string* b, uint64_t v, int bytes) {
 
 // A stored zip archive of these entries (each holding its own name as content). zip64: the end
 // record's fields say 0xffff.../"see the Zip64 record", as writers do for large archives.
-std::string zip(const std::vector<std::string>& names, bool zip64 = false, const std::string& comment = "") {
+// symlinks: entries made on Unix with a symbolic link's mode (as `zip --symlinks` writes them).
+std::string zip(const std::vector<std::string>& names, bool zip64 = false, const std::string& comment = "",
+                const std::vector<std::string>& symlinks = {}) {
   std::string b, dir;
   for (const auto& n : names) {
     const uint64_t at = b.size();
     put(&b, 0x04034b50, 4), put(&b, 20, 2), put(&b, 0, 2), put(&b, 0, 2), put(&b, 0, 4), put(&b, 0, 4);
     put(&b, n.size(), 4), put(&b, n.size(), 4), put(&b, n.size(), 2), put(&b, 0, 2);
     b += n + n;
-    put(&dir, 0x02014b50, 4), put(&dir, 20, 2), put(&dir, 20, 2), put(&dir, 0, 2), put(&dir, 0, 2), put(&dir, 0, 4);
+    const bool link = std::find(symlinks.begin(), symlinks.end(), n) != symlinks.end();
+    put(&dir, 0x02014b50, 4), put(&dir, link ? 0x0314 : 20, 2), put(&dir, 20, 2), put(&dir, 0, 2), put(&dir, 0, 2), put(&dir, 0, 4);
     put(&dir, 0, 4), put(&dir, n.size(), 4), put(&dir, n.size(), 4), put(&dir, n.size(), 2), put(&dir, 0, 2);
-    put(&dir, 0, 2), put(&dir, 0, 2), put(&dir, 0, 2), put(&dir, 0, 4), put(&dir, at, 4);
+    put(&dir, 0, 2), put(&dir, 0, 2), put(&dir, 0, 2), put(&dir, link ? 0120777u << 16 : 0, 4), put(&dir, at, 4);
     dir += n;
   }
   const uint64_t dir_at = b.size();
@@ -105,6 +109,25 @@ TEST(ModelFormat, NeverAsksForMoreThanTheFileHolds) {
     };
     EXPECT_EQ(inspect_model(strict, bytes.size()).format, ModelFormat::Unknown);
   }
+}
+
+// Issue 17: LibTorch's package loader extracts every entry; one with '../' wrote outside its folder.
+TEST(ModelFormat, RefusesEntriesThatWouldLandOutsideTheExtractionFolder) {
+  auto unsafe = [](std::vector<std::string> extra, std::vector<std::string> links = {}) {
+    std::vector<std::string> names = kPackage;
+    names.insert(names.end(), extra.begin(), extra.end());
+    return inspect(zip(names, false, "", links)).unsafe;
+  };
+  EXPECT_EQ(unsafe({}), "");
+  EXPECT_EQ(unsafe({"tiny/data/..hidden/x", "tiny/a..b"}), "");  // '..' inside a name is no component
+  EXPECT_EQ(unsafe({"tiny/../../evil.txt"}), "entry 'tiny/../../evil.txt' has a '..' component");
+  EXPECT_EQ(unsafe({".."}), "entry '..' has a '..' component");
+  EXPECT_EQ(unsafe({"tiny\\..\\evil"}), "entry 'tiny\\..\\evil' has a '..' component");
+  EXPECT_EQ(unsafe({"/etc/evil"}), "entry '/etc/evil' has an absolute path");
+  EXPECT_EQ(unsafe({"C:/evil"}), "entry 'C:/evil' has an absolute path");
+  EXPECT_EQ(unsafe({"tiny/data/link"}, {"tiny/data/link"}), "entry 'tiny/data/link' is a symbolic link");
+  // Still recognised as what it is, so that the report names the format it refused.
+  EXPECT_EQ(inspect(zip({kPackage[0], "tiny/../x"})).format, ModelFormat::AotiPackage);
 }
 
 TEST(ModelFormat, ReadsARealFile) {

@@ -37,6 +37,24 @@ TEST(Redact, LeavesSlashedWordsAndUrlsAlone) {
     EXPECT_EQ(redact(text, kAlice), text);
 }
 
+// Issue 17: the gaps found by trying bad inputs.
+TEST(Redact, RelativePathsAndPathsWithSpacesKeepOnlyTheFileName) {
+  EXPECT_EQ(redact("cannot open ../../home/alice/models/net.pt here", kAlice), "cannot open <path>/net.pt here");
+  EXPECT_EQ(redact("cannot open ./secret/net.pt", kAlice), "cannot open <path>/net.pt");
+  EXPECT_EQ(redact("cannot open /srv/team data/q3 plan/net.pt (errno 2)", kAlice), "cannot open <path>/net.pt (errno 2)");
+  EXPECT_EQ(redact("cannot read '/srv/my models/x.pt': no", kAlice), "cannot read '<path>/x.pt': no");
+  EXPECT_EQ(redact("in /srv/x and then more", kAlice), "in <path>/x and then more");  // a word without '/' ends it
+  EXPECT_EQ(redact("version 2.11.0 ... done", kAlice), "version 2.11.0 ... done");
+}
+
+TEST(Redact, NamesFollowedByADashAndShortHostNames) {
+  EXPECT_EQ(redact("job alice-7 failed", kAlice), "job <user>-7 failed");
+  EXPECT_EQ(redact("on gpu-box-17-ib0 and gpu-box-17", kAlice), "on <host>-ib0 and <host>");
+  const Identity short_host{"bob", "/home/bob", "n1"};
+  EXPECT_EQ(redact("node n1 lost, n1-ib0 down, n10 fine", short_host), "node <host> lost, <host>-ib0 down, n10 fine");
+  EXPECT_EQ(redact("first line only, /a/b\nsecond", kAlice), "first line only, <path>/b");  // the rule stays
+}
+
 TEST(Redact, ReplacesTheUserHomeAndHost) {
   const std::string out = redact("alice@gpu-box-17: /home/alice/run/libtorch.so failed; HOME=/home/alice", kAlice);
   EXPECT_EQ(out, "<user>@<host>: <path>/libtorch.so failed; HOME=~");
@@ -65,7 +83,7 @@ TEST(Redact, TruncatesLongText) {
 }
 
 TEST(Redact, TruncationDoesNotCutAWordIntoTheUserName) {  // found by tests/fuzz's properties
-  const std::string out = redact(std::string(395, ' ') + "alice-laptop is the host", kAlice);
+  const std::string out = redact(std::string(395, ' ') + "alice_laptop is the host", kAlice);
   EXPECT_EQ(out, std::string(395, ' ') + "...");
 }
 

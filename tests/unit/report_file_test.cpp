@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <climits>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -64,6 +65,19 @@ TEST_F(ReportFile, CreatesTheFileWithExactlyTheContent) {
   struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0644u);
+}
+
+// Issue 17: a name over the file system's limit passed the pre-check and failed only after the run.
+TEST_F(ReportFile, ANameOverTheFileSystemsLimitFailsThePreCheck) {
+  const long name_max = ::pathconf(dir.path().c_str(), _PC_NAME_MAX);
+  ASSERT_GT(name_max, 20);
+  const auto why = check_new_file(dir.file(std::string(static_cast<size_t>(name_max), 'r')));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("longer than this file system allows"), std::string::npos) << *why;
+  EXPECT_TRUE(check_new_file(dir.file(std::string(static_cast<size_t>(name_max) - 10, 'r'))).has_value());
+  EXPECT_EQ(check_new_file(dir.file(std::string(static_cast<size_t>(name_max) - 11, 'r'))), std::nullopt);
+  EXPECT_EQ(write_new_file(dir.file(std::string(static_cast<size_t>(name_max) - 11, 'r')), "{}"), std::nullopt);
+  EXPECT_TRUE(check_new_file(std::string(PATH_MAX, 'p')).has_value());
 }
 
 TEST_F(ReportFile, WritesAnEmptyReport) {

@@ -1,0 +1,35 @@
+// The run's own scratch folder, TMPDIR/kd-run-XXXXXX (mode 0700). The supervisor makes it the
+// worker's TMPDIR, so that everything the worker and LibTorch create there (the extracted .pt2
+// package with the user's weights, kd-resume-*, kd-train-*) lies inside it, and removes it when the
+// run is over: after the worker ended, was killed or timed out. With --input it also holds the
+// private copy of the spec (and its reference) that the worker reads instead of the user's file.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "fixtures/app_contract.h"
+
+namespace kd {
+
+class RunScratch {
+ public:
+  RunScratch() = default;
+  RunScratch(const RunScratch&) = delete;
+  RunScratch& operator=(const RunScratch&) = delete;
+  ~RunScratch();  // TMPDIR restored, the folder removed
+
+  // Creates the folder under the current TMPDIR and makes it this process's (and so the worker's)
+  // TMPDIR; writes the spec's private copy. Call before any thread starts. Why not, or nothing.
+  std::optional<std::string> open(const std::optional<app::SpecFiles>& spec);
+
+  const std::string& path() const { return path_; }
+  const std::optional<std::string>& input_copy() const { return input_copy_; }  // the worker's --input
+
+ private:
+  std::string path_;
+  std::optional<std::string> old_tmpdir_;
+  bool tmpdir_set_ = false;
+  std::optional<std::string> input_copy_;
+};
+
+}  // namespace kd

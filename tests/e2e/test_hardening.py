@@ -1,0 +1,190 @@
+"""Issue 17: hostile model packages, unbounded inputs, what a run leaves behind, command-line gaps.
+Each test failed on the build before the fix; docs/limits.md lists the bounds."""
+import json
+import os
+import subprocess
+import threading
+import time
+import unittest
+import zipfile
+
+from kd import BIN, BUILD, DiagnosticTest, needs_probe
+from test_app import PACKAGE, ModelTest
+
+
+def add_entry(src, dst, name, data=b"pwned\n", symlink=False):
+    """The package with one more entry NAME (stored; a Unix symbolic link when asked)."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            zout.writestr(info.filename, zin.read(info))
+        info = zipfile.ZipInfo(name)
+        if symlink:
+            info.create_system = 3
+            info.external_attr = (0o120777 << 16)
+        zout.writestr(info, data)
+    return dst
+
+
+class Leftovers(DiagnosticTest):
+    """Runs with TMPDIR set to a folder of this test: whatever the run leaves there is found."""
+
+    def setUp(self):
+        super().setUp()
+        self.tmp = os.path.join(self.dir, "tmp")
+        os.mkdir(self.tmp)
+        self.env = dict(os.environ, TMPDIR=self.tmp)
+
+    def assertNothingLeft(self):
+        left = [os.path.join(root, n) for root, dirs, files in os.walk(self.tmp) for n in dirs + files]
+        self.assertEqual(left, [], "left behind in TMPDIR")
+
+
+@needs_probe
+class HostilePackage(ModelTest, Leftovers):
+
+    def run_model(self, model, spec=None):
+        return self.run_kd("--device", "cpu", "--model", model, "--input", spec or self.spec(), env=self.env)
+
+    def test_entries_that_would_leave_the_folder_are_refused_before_loading(self):
+        victim = os.path.join(self.tmp, "evil.txt")  # where "../evil.txt" lands from an extraction folder in TMPDIR
+        for name, symlink, why in (("tiny/../../evil.txt", False, "has a '..' component"),
+                                   ("/tmp/kd-e2e-evil.txt", False, "has an absolute path"),
+                                   ("tiny/data/link", True, "is a symbolic link")):
+            path = add_entry(PACKAGE, os.path.join(self.dir, "model.pt2"), name, symlink=symlink)
+            r = self.run_model(path)
+            self.assertModelLoadFailed(r, "refused: an archive entry would be extracted outside its folder: ")
+            self.assertIn(why, r.report["error"]["message"])
+            self.assertEqual(r.report["app"]["model"]["format"], "aoti_package")
+            self.assertFalse(os.path.exists(victim))
+            self.assertNothingLeft()
+            os.unlink(path)
+
+    def test_a_package_run_leaves_nothing_in_tmpdir(self):
+        r = self.run_model(PACKAGE)
+        if BUILD.aoti_loader:
+            self.assertEqual(r.report["code"], "CPU_CHECK_PASSED", r.stdout[-2000:])
+        self.assertNothingLeft()
+
+    def test_a_timed_out_run_leaves_nothing_in_tmpdir(self):
+        r = self.run_kd("--device", "cpu", "--timeout", "5", "--inject-fault", "hang", "--model", PACKAGE,
+                        "--input", self.spec(), env=self.env)
+        self.assertEqual(r.rc, 10, r.stdout[-2000:])
+        self.assertNothingLeft()
+
+
+class BoundedInputs(Leftovers):
+    """Only regular files of bounded size are read; the answer comes at once (usage error 2), nothing runs."""
+
+    def spec_with(self, **outputs):
+        path = os.path.join(self.dir, "spec.json")
+        with open(path, "w") as f:
+            json.dump({"inputs": [{"shape": [2, 4]}], "outputs": outputs}, f)
+        return path
+
+    def run_usage(self, *args, **kw):
+        start = time.monotonic()
+        r = self.run_kd("--device", "cpu", "--model", PACKAGE, *args, env=self.env, timeout=30, **kw)
+        self.assertEqual(r.rc, 2, r.stdout[-2000:] + r.stderr[-2000:])
+        self.assertLess(time.monotonic() - start, 10)
+        self.assertIsNone(r.report)  # nothing ran: no report
+        self.assertNothingLeft()
+        return r
+
+    def test_a_fifo_dev_zero_or_stdin_as_input_is_refused(self):
+        fifo = os.path.join(self.dir, "fifo")
+        os.mkfifo(fifo)
+        for path in (fifo, "/dev/zero"):
+            r = self.run_usage("--input", path)
+            self.assertIn("is not a regular file", r.stderr)
+        proc = subprocess.run([BIN, "--device", "cpu", "--model", PACKAGE, "--input", "/dev/stdin"], input=json.dumps(
+            {"inputs": [{"shape": [2, 4]}], "outputs": {}}), capture_output=True, text=True, timeout=30, env=self.env)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("is not a regular file", proc.stderr)
+
+    def test_a_reference_that_is_a_fifo_or_dev_zero_is_refused(self):
+        os.mkfifo(os.path.join(self.dir, "ref.fifo"))
+        for ref in ("ref.fifo", "/dev/zero"):
+            r = self.run_usage("--input", self.spec_with(reference={"file": ref}))
+            self.assertIn("outputs.reference: ", r.stderr)
+            self.assertIn("is not a regular file", r.stderr)
+
+    def test_a_deeply_nested_spec_is_refused_and_no_bundle_grows(self):
+        path = os.path.join(self.dir, "deep.json")
+        with open(path, "w") as f:
+            f.write('{"inputs": [{"shape": [2]}], "outputs": {}, "comment": ' + "[" * 100000 + "]" * 100000 + "}")
+        bundle = os.path.join(self.dir, "bundle")
+        r = self.run_usage("--input", path, "--bundle", bundle)
+        self.assertIn("nested deeper than 32 levels", r.stderr)
+        self.assertFalse(os.path.exists(bundle))
+
+    def test_a_spec_over_the_size_limit_is_refused(self):
+        path = os.path.join(self.dir, "big.json")
+        with open(path, "w") as f:
+            f.write(" " * (16 * 1024 * 1024 + 1))
+        r = self.run_usage("--input", path)
+        self.assertIn("larger than the limit of 16 MiB", r.stderr)
+
+    def test_a_shape_whose_size_overflows_is_a_usage_error(self):
+        r = self.run_usage("--input", self._overflow_spec())
+        self.assertIn("larger than 16M values", r.stderr)
+
+    def _overflow_spec(self):
+        path = os.path.join(self.dir, "overflow.json")
+        with open(path, "w") as f:
+            json.dump({"inputs": [{"shape": [2147483648, 2147483648, 2147483648]}], "outputs": {}}, f)
+        return path
+
+
+class CommandLineGaps(DiagnosticTest):
+
+    def quick_usage_error(self, *args, cwd=None):
+        start = time.monotonic()
+        proc = subprocess.run([BIN, "--device", "cpu", *args], capture_output=True, text=True, timeout=30, cwd=cwd or self.dir)
+        self.assertEqual(proc.returncode, 2, proc.stdout[-2000:] + proc.stderr)
+        self.assertLess(time.monotonic() - start, 5)  # refused before running
+        self.assertEqual(sorted(os.listdir(self.dir)), [], "nothing written")
+        return proc.stderr
+
+    def test_outputs_naming_one_path_are_refused_before_running(self):
+        self.assertIn("--output and --bundle name the same path",
+                      self.quick_usage_error("--output", "x", "--bundle", "x"))
+        self.assertIn("--output and --summary-md name the same path",
+                      self.quick_usage_error("--output", "x", "--summary-md", "./x"))
+        self.assertIn("name the same path", self.quick_usage_error("--summary-md", "s", "--bundle", f"{self.dir}/s/"))
+
+    def test_a_cpu_run_refuses_a_device_index(self):
+        self.assertIn("--device-index 3 has no meaning with --device cpu", self.quick_usage_error("--device-index", "3"))
+
+    def test_output_dash_h_names_a_file_and_prints_no_help(self):
+        proc = subprocess.run([BIN, "--device", "cpu", "--gtest_filter=NoSuch.*", "--output", "-h"], capture_output=True,
+                              text=True, timeout=60, cwd=self.dir)
+        self.assertNotIn("Usage: kernodeck-diagnostic", proc.stdout)
+        self.assertEqual(proc.returncode, 2)
+
+    def test_a_name_over_the_file_systems_limit_fails_before_running(self):
+        name = "r" * (os.pathconf(self.dir, "PC_NAME_MAX") - 5)
+        start = time.monotonic()
+        proc = subprocess.run([BIN, "--device", "cpu", "--output", name], capture_output=True, text=True, timeout=30,
+                              cwd=self.dir)
+        self.assertEqual(proc.returncode, 12, proc.stderr)
+        self.assertIn("longer than this file system allows", proc.stderr)
+        self.assertLess(time.monotonic() - start, 5)
+
+    def test_a_run_that_ends_in_a_usage_error_writes_no_report(self):
+        r = self.run_kd("--gtest_filter=NoSuch.*", "--summary-md", os.path.join(self.dir, "s.md"))
+        self.assertEqual(r.rc, 2)
+        self.assertIsNone(r.report)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "s.md")))
+        self.assertIn("Verdict: USAGE_ERROR (exit 2)", r.stdout)
+
+    def test_the_batch_job_mode_cannot_be_started_into_any_folder(self):
+        target = os.path.join(self.dir, "victim")
+        os.mkdir(target)
+        proc = subprocess.run([BIN, "--kd-batch-job", target, "--device", "cpu"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("--kd-batch-job is internal", proc.stderr)
+        self.assertEqual(os.listdir(target), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
