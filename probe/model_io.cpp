@@ -60,11 +60,12 @@ kd_status run_model(const kd_model_input* inputs, int count, at::Device device, 
     for (int i = 0; i < count; ++i) {
       host.push_back(make_input(inputs[i], rng));
       text += (i ? "; " : "") + shape_text(host.back().sizes()) + " " + std::string(c10::toString(host.back().scalar_type()));
+      if (inputs[i].on_host && !device.is_cpu()) text += " (kept on cpu)";
     }
     copy_to(desc, static_cast<size_t>(desc_cap), "input: " + text + ", device " + device.str());
     marker(user, "prepare_data");
     std::vector<at::Tensor> args;
-    for (auto& t : host) args.push_back(t.to(device));
+    for (int i = 0; i < count; ++i) args.push_back(inputs[i].on_host ? host[i] : host[i].to(device));  // spec "device": "cpu"
     if (device.is_cuda() && !args.empty()) args.back().to(at::kCPU);  // waits for the copies: then they really finished
     marker(user, "transfer");
     c10::InferenceMode guard;  // with eval() set at load: module behaviour and gradient tracking both off

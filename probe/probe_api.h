@@ -4,8 +4,9 @@
 #pragma once
 #include <stdint.h>
 
-#define KD_PROBE_ABI_VERSION 8  // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
-                                // 6: L5 memory; 7: the peer layer L7; 8: the model's format (AOTInductor packages)
+#define KD_PROBE_ABI_VERSION 9  // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
+                                // 6: L5 memory; 7: the peer layer L7; 8: the model's format (AOTInductor packages);
+                                // 9: extension libraries (--extension), an input kept on the host
 #define KD_PROBE_ENTRY "kd_probe_get_v1"
 
 #ifdef __cplusplus
@@ -15,7 +16,8 @@ extern "C" {
 enum kd_status_kind {
   KD_OK = 0, KD_ERR_OUT_OF_MEMORY = 1, KD_ERR_RUNTIME = 2, KD_ERR_UNSUPPORTED = 3,
   KD_ERR_MODEL_FORMAT = 4,  // the file was read but is not a loadable model
-  KD_ERR_MODEL_DEVICE = 5   // an AOTInductor package compiled for another device type (the message names it)
+  KD_ERR_MODEL_DEVICE = 5,  // an AOTInductor package compiled for another device type (the message names it)
+  KD_ERR_LIBRARY = 6        // dlopen refused a library: the message is dlerror()'s text (not yet redacted)
 };
 
 // Test-only fault injection, chosen with --inject-fault and recorded in the report.
@@ -95,7 +97,16 @@ typedef struct kd_model_input {
   double low, high;                  // uniform values in [low, high] (integers: inclusive), fixed seed
   const double* values;              // or exactly these values (row-major), when not null
   int64_t value_count;
+  int on_host;                       // 1: the input stays on the CPU whatever the run's device (ABI 9)
 } kd_model_input;
+
+// --extension: a custom-operator library loaded as torch.ops.load_library does, and what it registered.
+#define KD_EXTENSION_MAX_OPS 64
+typedef struct kd_extension_out {
+  int operator_count;                     // operators the dispatcher knows now and did not before (all of them)
+  char operators[KD_EXTENSION_MAX_OPS][128];  // the first of them: "ns::name" or "ns::name.overload"
+  int cxx11_abi;                          // this LibTorch's _GLIBCXX_USE_CXX11_ABI, to explain an undefined symbol
+} kd_extension_out;
 
 // Called once per output tensor, in output order (a tuple or list is flattened).
 typedef void (*kd_output_sink)(void* user, int rank, const int64_t* shape, const char* dtype, const double* data,
@@ -242,6 +253,9 @@ typedef struct kd_probe_v1 {
   kd_status (*peer_copy)(int src, int dst, int64_t bytes, int repeats, int fault, kd_peer_copy_out* out);
   // KD_ERR_UNSUPPORTED (with the reason) when this LibTorch has no NCCL process group.
   kd_status (*all_reduce)(int devices, kd_all_reduce_out* out);
+  // --extension (ABI 9): dlopen(RTLD_NOW | RTLD_GLOBAL), then the operators it registered. KD_ERR_LIBRARY when
+  // the loader refuses it; KD_ERR_RUNTIME when its registration throws (e.g. an operator defined twice).
+  kd_status (*extension_load)(const char* path, kd_extension_out* out);
 } kd_probe_v1;
 
 typedef const kd_probe_v1* (*kd_probe_entry_fn)(void);

@@ -30,6 +30,7 @@ json redacted_command(const Options& o) {
   a.insert(a.end(), {"--timeout", fmt::format("{}", o.timeout_s)});
   if (!o.layers.empty()) a.insert(a.end(), {"--layers", fmt::format("{}", fmt::join(o.layers, ","))});
   if (o.model) a.insert(a.end(), {"--model", "<file>", "--input", "<file>"});
+  for (size_t i = 0; i < o.extensions.size(); ++i) a.insert(a.end(), {"--extension", "<file>"});
   for (const auto& r : range_arguments(o)) a.push_back(r);
   if (o.python) a.insert(a.end(), {"--python", "<interpreter>"});
   if (o.memory_fraction) a.insert(a.end(), {"--memory-fraction", fmt::format("{}", *o.memory_fraction)});

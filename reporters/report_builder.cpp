@@ -40,6 +40,7 @@ json skeleton(const RunRecord& run) {
         {"host_check", o.host_check},
         {"python", o.python.has_value()},
         {"model", o.model.has_value()},
+        {"extensions", o.extensions.size()},
         {"bundle", o.bundle.has_value()},
         {"min_bandwidth_fraction", o.min_bandwidth_fraction},
         {"min_matmul_fraction", o.min_matmul_fraction},

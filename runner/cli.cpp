@@ -121,7 +121,7 @@ bool takes_value(const std::string& arg) {
                                           "--summary-md", "--layers", "--model", "--input", "--bundle",
                                           "--min-bandwidth-fraction", "--min-matmul-fraction", "--memory-fraction",
                                           "--range-memory-fraction", "--range-budget", "--inject-fault", "--kd-worker-fd",
-                                          "--kd-batch-job", "--kd-run-id", "--python"};
+                                          "--kd-batch-job", "--kd-run-id", "--python", "--extension"};
   return k.count(arg) > 0;
 }
 
@@ -152,11 +152,12 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
   bool layers_given = false, full = false;
   for (size_t i = 0; i < args.size(); ++i)  // "--output -h" names a file: a value is never a request for help
     if (args[i] == "--help" || (args[i] == "-h" && (i == 0 || !takes_value(args[i - 1])))) return HelpRequested{};
-  // An option given twice is a mistake to point out, not a guess at which one was meant.
+  // An option given twice is a mistake to point out, not a guess at which one was meant (--extension repeats).
   std::set<std::string> seen;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];
-    if (arg.rfind("--", 0) == 0 && arg.size() > 2 && !seen.insert(option_name(arg)).second)
+    if (arg.rfind("--", 0) == 0 && arg.size() > 2 && option_name(arg) != "--extension" &&
+        !seen.insert(option_name(arg)).second)
       return UsageError{fmt::format("{} is given more than once: give it once", option_name(arg))};
     if (arg.rfind("--gtest_", 0) == 0) {
       if (arg.back() == '=') return UsageError{fmt::format("{} needs a value after '='", option_name(arg))};
@@ -222,6 +223,12 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       if (auto e = value(&v)) return *e;
       if (v.empty()) return UsageError{fmt::format("{} needs a path", arg)};
       (arg == "--model" ? o.model : arg == "--input" ? o.input : o.bundle) = v;
+    } else if (arg == "--extension") {
+      if (auto e = value(&v)) return *e;
+      if (v.empty()) return UsageError{"--extension needs a library file"};
+      if (std::find(o.extensions.begin(), o.extensions.end(), v) != o.extensions.end())
+        return UsageError{"--extension names the same library twice: give each library once"};
+      o.extensions.push_back(v);
     } else if (arg == "--min-bandwidth-fraction" || arg == "--min-matmul-fraction") {
       if (auto e = value(&v)) return *e;
       double f = 0;
@@ -309,10 +316,11 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
                                   "meaning with --device cpu", o.fault)};
   if (o.model.has_value() != o.input.has_value())
     return UsageError{"--model and --input go together: the model, and the spec of its input and output contract"};
-  if (o.model && !o.has_gtest_flag("filter")) {
+  if ((o.model || !o.extensions.empty()) && !o.has_gtest_flag("filter")) {
     if (o.layers.empty()) o.layers = expand_app({"app"}, known_layers);
     if (std::find(o.layers.begin(), o.layers.end(), "L4") == o.layers.end())
-      return UsageError{"--model is checked by layer L4: add L4 to --layers (or use --layers app)"};
+      return UsageError{fmt::format("{} is checked by layer L4: add L4 to --layers (or use --layers app)",
+                                    o.model ? "--model" : "--extension")};
   }
   return o;
 }
@@ -344,6 +352,7 @@ std::vector<std::string> worker_arguments(const Options& o, int event_fd) {
   // The user's own strings go as --opt=VALUE: a value that itself starts with "--" reads back as given.
   if (o.python) a.push_back("--python=" + *o.python);
   if (o.model) a.insert(a.end(), {"--model=" + *o.model, "--input=" + *o.input});
+  for (const auto& e : o.extensions) a.push_back("--extension=" + e);
   a.insert(a.end(), o.gtest_args.begin(), o.gtest_args.end());
   return a;
 }
@@ -370,6 +379,9 @@ Options:
   --model FILE          L4: also check your model, TorchScript or an AOTInductor
                         package (.pt2) (implies --layers app)
   --input SPEC.json     L4: its inputs (names, shapes, dtypes, ranges) and output contract
+  --extension FILE      L4: load this custom-operator library (what the application loads
+                        with torch.ops.load_library) before the model; repeatable
+                        (implies --layers app)
   --min-bandwidth-fraction F
                         L6: fail (16) when the copy bandwidth is below F of the
                         device's reference figure, 0 to 1 (default 0.6)

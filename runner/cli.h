@@ -28,6 +28,7 @@ struct Options {
   std::optional<std::string> python;   // also check this interpreter's torch (L1)
   std::optional<std::string> model;    // L4: the user's model (TorchScript or an AOTInductor package)
   std::optional<std::string> input;    // L4: its input spec and output contract (JSON)
+  std::vector<std::string> extensions; // L4: custom-operator libraries loaded before the model (--extension, repeatable)
   std::optional<std::string> bundle;   // a new folder for the result bundle
   // L6: below these fractions of the device's reference figures a ceiling fails (code 16).
   // Defaults sit well under what healthy cards reach (README "Layer L6").

@@ -9,11 +9,13 @@
 #include <fmt/format.h>
 
 #include "fixtures/app_contract.h"
+#include "fixtures/extensions.h"
 #include "fixtures/layer_test.h"
 #include "fixtures/model_format.h"
 #include "fixtures/scratch_folder.h"
 #include "runner/event_channel.h"
 #include "suites/embeddings_input.h"
+#include "suites/l4_extensions.h"
 
 namespace kd {
 namespace {
@@ -92,6 +94,7 @@ std::vector<kd_model_input> probe_inputs(const app::ModelSpec& spec) {
     p.high = in.high;
     p.values = in.values.empty() ? nullptr : in.values.data();
     p.value_count = static_cast<int64_t>(in.values.size());
+    p.on_host = in.on_host ? 1 : 0;
     v.push_back(p);
   }
   return v;
@@ -121,7 +124,9 @@ void collect_output(void* user, int rank, const int64_t* shape, const char* dtyp
 
 }  // namespace
 
-KD_STEP(4, L4_App, ModelLoad, "L4.model_load", "L3.synchronize") {
+KD_STEP(4, L4_App, ExtensionLoad, "L4.extension_load", "L3.synchronize") { return load_extensions(ctx); }
+
+KD_STEP(4, L4_App, ModelLoad, "L4.model_load", "L3.synchronize", "L4.extension_load") {
   if (!ctx.options.model) return Outcome::not_applicable("no --model given");
   if (auto why = app::model_file_problem(*ctx.options.model)) return Outcome::fail(Code::ModelLoadFailed, *why);
   // The format from the file's content, so that a wrong extension neither hides a model nor misnames the error.
@@ -137,6 +142,8 @@ KD_STEP(4, L4_App, ModelLoad, "L4.model_load", "L3.synchronize") {
   const kd_status s =
       ctx.probe->model_load(ctx.options.model->c_str(), format, !ctx.cpu_mode(), ctx.device_index(), desc, sizeof desc);
   const std::string requested = ctx.cpu_mode() ? "cpu" : fmt::format("cuda:{}", ctx.device_index());
+  if (s.kind == KD_ERR_MODEL_FORMAT)  // a custom operator no --extension registered: not a format problem
+    if (auto op = ext::unregistered_operator(s.message)) return Outcome::fail(Code::ModelLoadFailed, *op);
   if (s.kind == KD_ERR_MODEL_FORMAT)
     return Outcome::fail(Code::ModelLoadFailed, (format == KD_MODEL_AOTI ? "wrongly formatted: an AOTInductor package that does not load: "
                                                                          : "wrongly formatted: not a TorchScript model: ") + std::string(s.message));

@@ -1,5 +1,7 @@
 #include "hints.h"
 
+#include "app_hints.h"
+
 #include <cstdlib>
 #include <regex>
 
@@ -72,6 +74,7 @@ std::optional<Hint> find_hint(Code code, const std::string& m, const HintContext
   if (has(m, "HIP error: invalid device function"))
     return Hint{"the device's gfx target is not among those this ROCm build was compiled for",
                 "install a ROCm build of LibTorch that includes this GPU's gfx target"};
+  if (auto h = app_hint(code, m)) return h;  // before the suite's own "undefined symbol": an extension's is not ours
   if (has(m, "undefined symbol"))
     return Hint{"a C++ ABI or version mismatch between this suite and the LibTorch it loaded (a symbol is missing)",
                 "rebuild the suite against this LibTorch (scripts/build), or load the LibTorch it was built with"};

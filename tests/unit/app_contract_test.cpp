@@ -86,6 +86,16 @@ TEST(AppContract, SpecParses) {
   EXPECT_EQ(s.shapes[1], (std::vector<int64_t>{-1}));
 }
 
+TEST(AppContract, AnInputMayStayOnTheHost) {
+  const auto r = parse_model_spec(R"({"inputs": [{"shape": [2], "device": "cpu"}, {"shape": [2], "device": "cuda"},
+                                                {"shape": [2]}], "outputs": {}})");
+  ASSERT_TRUE(std::holds_alternative<ModelSpec>(r)) << std::get<std::string>(r);
+  const ModelSpec& s = std::get<ModelSpec>(r);
+  EXPECT_TRUE(s.inputs[0].on_host);
+  EXPECT_FALSE(s.inputs[1].on_host);  // "cuda": the run's device, as when the field is absent
+  EXPECT_FALSE(s.inputs[2].on_host);
+}
+
 TEST(AppContract, BadSpecsNameTheField) {
   const std::pair<const char*, const char*> cases[] = {
       {"{", "JSON"},
@@ -97,6 +107,8 @@ TEST(AppContract, BadSpecsNameTheField) {
       {R"({"inputs": [{"shape": [2], "values": [1]}], "outputs": {}})", "values"},
       {R"({"inputs": [{"shape": [2], "range": [1, 0]}], "outputs": {}})", "range"},
       {R"({"inputs": [{"shape": [2], "colour": 1}], "outputs": {}})", "colour"},
+      {R"({"inputs": [{"shape": [2], "device": "gpu"}], "outputs": {}})", "inputs[0].device"},
+      {R"({"inputs": [{"shape": [2], "device": 0}], "outputs": {}})", "inputs[0].device"},
       {R"({"inputs": [{"shape": [2]}], "outputs": {"count": -1}})", "count"},
       {R"({"inputs": [{"shape": [2]}], "outputs": {"shapes": [[-2]]}})", "shapes"},
       {R"({"inputs": [{"shape": [2]}], "outputs": {"reference": {"min_cosine": 0.5}}})", "reference"},

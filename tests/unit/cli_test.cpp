@@ -117,6 +117,10 @@ INSTANTIATE_TEST_SUITE_P(
                     BadCase{{"--input", "s.json"}, {"--model", "--input"}},
                     BadCase{{"--model", "m.pt", "--input", "s.json", "--layers", "L1,L3"}, {"--model", "L4"}},
                     BadCase{{"--model="}, {"--model"}},
+                    BadCase{{"--extension"}, {"--extension"}},
+                    BadCase{{"--extension="}, {"--extension"}},
+                    BadCase{{"--extension", "a.so", "--extension=a.so"}, {"--extension", "twice"}},
+                    BadCase{{"--extension", "a.so", "--layers", "L1,L3"}, {"--extension", "L4"}},
                     BadCase{{"--bundle"}, {"--bundle"}},
                     BadCase{{"--layers", "L1,"}, {"--layers"}},
                     BadCase{{"--layers", "L1", "--gtest_filter=L1_*"}, {"--layers", "--gtest_filter"}},
@@ -244,7 +248,7 @@ TEST(Cli, UsageTextListsEveryOptionAndExitCode) {
   const std::string text = usage_text();
   for (const char* want : {"--device cuda|cpu", "--device-index N", "--timeout S", "--output FILE", "--layers",
                            "--inject-fault", "--help", "5 to 120", "default 30", "12 report not written", "--full", "--model FILE",
-                           "--input SPEC.json", "--bundle DIR", "13 model", "14 application", "--summary-md FILE",
+                           "--input SPEC.json", "--extension FILE", "--bundle DIR", "13 model", "14 application", "--summary-md FILE",
                            "--min-bandwidth-fraction F", "--min-matmul-fraction F", "16 performance"})
     EXPECT_NE(text.find(want), std::string::npos) << want;
 }
@@ -260,6 +264,7 @@ void expect_worker_sees_the_same(const Options& user) {
   EXPECT_EQ(worker.python, user.python);
   EXPECT_EQ(worker.model, user.model);
   EXPECT_EQ(worker.input, user.input);
+  EXPECT_EQ(worker.extensions, user.extensions);
   EXPECT_EQ(worker.run_id, user.run_id);
   EXPECT_EQ(worker.min_bandwidth_fraction, user.min_bandwidth_fraction);
   EXPECT_EQ(worker.min_matmul_fraction, user.min_matmul_fraction);
@@ -288,6 +293,14 @@ TEST(Cli, ModelImpliesTheAppLayersAndBundleStaysWithTheSupervisor) {
   EXPECT_EQ(parse_ok({"--model", "m.pt", "--input", "s.json", "--layers", "L4"}).layers, (std::vector<std::string>{"L4"}));
   const std::vector<std::string> w = worker_arguments(o, 3);
   EXPECT_EQ(std::find(w.begin(), w.end(), "--bundle"), w.end());
+}
+
+TEST(Cli, ExtensionsRepeatInOrderAndImplyTheAppLayers) {
+  const Options o = parse_ok({"--extension", "libfused.so", "--extension=/opt/x/libother.so"});
+  EXPECT_EQ(o.extensions, (std::vector<std::string>{"libfused.so", "/opt/x/libother.so"}));
+  EXPECT_EQ(o.layers, (std::vector<std::string>{"L1", "L2", "L3", "L4"}));
+  expect_worker_sees_the_same(o);
+  expect_worker_sees_the_same(parse_ok({"--extension=--odd.so", "--model", "m.pt", "--input", "s.json"}));
 }
 
 TEST(Cli, TheRunIdReachesTheWorkerAndIsHexOnly) {

@@ -1,0 +1,41 @@
+#include "l4_extensions.h"
+
+#include <algorithm>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "fixtures/extensions.h"
+
+namespace kd {
+
+using nlohmann::json;
+
+Outcome load_extensions(WorkerContext& ctx) {
+  if (ctx.options.extensions.empty()) return Outcome::not_applicable("no --extension given");
+  json libraries = json::array();  // file names only: the report keeps no paths
+  for (const std::string& given : ctx.options.extensions) {
+    // A bare name would make dlopen search the library path: load the very file that was checked.
+    const std::string path = given.find('/') == std::string::npos ? "./" + given : given;
+    json entry = {{"library", ext::file_name(given)}, {"loaded", false}, {"operators", json::array()}};
+    auto fail = [&](const std::string& why) {
+      libraries.push_back(entry);
+      ctx.fact("/app/extensions", libraries);
+      return Outcome::fail(Code::ModelLoadFailed, why);
+    };
+    if (auto why = ext::file_problem(path)) return fail(*why);
+    auto out = std::make_unique<kd_extension_out>();
+    const kd_status s = ctx.probe->extension_load(path.c_str(), out.get());
+    if (s.kind == KD_ERR_LIBRARY) return fail(ext::load_failure(path, s.message, out->cxx11_abi));
+    if (s.kind != KD_OK) return fail(ext::registration_failure(path, s.message));
+    if (out->operator_count == 0) return fail(ext::no_operators(path));
+    entry["loaded"] = true;
+    for (int i = 0; i < std::min(out->operator_count, KD_EXTENSION_MAX_OPS); ++i) entry["operators"].push_back(std::string(out->operators[i]));
+    entry["operator_count"] = out->operator_count;
+    libraries.push_back(entry);
+  }
+  ctx.fact("/app/extensions", libraries);
+  return Outcome::pass();
+}
+
+}  // namespace kd
