@@ -4,8 +4,9 @@
 #pragma once
 #include <stdint.h>
 
-#define KD_PROBE_ABI_VERSION 8  // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
-                                // 6: L5 memory; 7: the peer layer L7; 8: the model's format (AOTInductor packages)
+#define KD_PROBE_ABI_VERSION 9  // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
+                                // 6: L5 memory; 7: the peer layer L7; 8: the model's format (AOTInductor packages);
+                                // 9: named model outputs and inputs, forward()'s signature
 #define KD_PROBE_ENTRY "kd_probe_get_v1"
 
 #ifdef __cplusplus
@@ -95,11 +96,14 @@ typedef struct kd_model_input {
   double low, high;                  // uniform values in [low, high] (integers: inclusive), fixed seed
   const double* values;              // or exactly these values (row-major), when not null
   int64_t value_count;
+  const char* name;                  // passed by keyword under this name when not null (ABI 9)
 } kd_model_input;
 
-// Called once per output tensor, in output order (a tuple or list is flattened).
-typedef void (*kd_output_sink)(void* user, int rank, const int64_t* shape, const char* dtype, const double* data,
-                               int64_t count);
+// Called once per output leaf, in output order: tuples, lists and dicts (nested too) are flattened, each
+// leaf named by its path ("0", "pooled", "0.logits"); rank -1 for a leaf that is not a tensor, dtype then
+// its kind ("Int", "String"); device: where the model left it ("" when not a tensor).
+typedef void (*kd_output_sink)(void* user, const char* name, int rank, const int64_t* shape, const char* dtype,
+                               const char* device, const double* data, int64_t count);
 
 // Called when a step of the model run has *finished* ("prepare_data", "transfer", "compute").
 typedef void (*kd_marker_sink)(void* user, const char* step);
@@ -242,6 +246,9 @@ typedef struct kd_probe_v1 {
   kd_status (*peer_copy)(int src, int dst, int64_t bytes, int repeats, int fault, kd_peer_copy_out* out);
   // KD_ERR_UNSUPPORTED (with the reason) when this LibTorch has no NCCL process group.
   kd_status (*all_reduce)(int devices, kd_all_reduce_out* out);
+  // The loaded model's forward() parameters (ABI 9), self left out: one line each, "NAME\tTYPE\tDEFAULT"
+  // (DEFAULT 1 when it has a default value). KD_ERR_UNSUPPORTED when the format has no signature (AOTInductor).
+  kd_status (*model_signature)(char* out, int cap);
 } kd_probe_v1;
 
 typedef const kd_probe_v1* (*kd_probe_entry_fn)(void);

@@ -11,8 +11,9 @@
 
 namespace kd {
 
-inline constexpr const char* kSchemaVersion = "1.4";  // 1.1: host, python, arch, error.cause; 1.2: markers; 1.3: timing (L6), app.stop_resume;
-                                                      // 1.4: memory (L5), devices, device_index, peer (--device-index all, L7), app.model.format
+inline constexpr const char* kSchemaVersion = "1.5";  // 1.1: host, python, arch, error.cause; 1.2: markers; 1.3: timing (L6), app.stop_resume;
+                                                      // 1.4: memory (L5), devices, device_index, peer (--device-index all, L7), app.model.format;
+                                                      // 1.5: app.model.signature, output_list, device_assert
 
 struct WorkerEnd {
   bool timed_out = false;

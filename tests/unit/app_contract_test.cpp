@@ -81,7 +81,7 @@ TEST(AppContract, SpecParses) {
   EXPECT_EQ(s.inputs[1].dtype, DType::Int64);
   EXPECT_EQ(s.inputs[1].values, (std::vector<double>{3, 7}));
   EXPECT_EQ(s.count, 2u);
-  EXPECT_EQ(s.shapes[1], (std::vector<int64_t>{-1}));
+  EXPECT_EQ(s.shapes[1].second, (std::vector<int64_t>{-1}));
 }
 
 TEST(AppContract, BadSpecsNameTheField) {
