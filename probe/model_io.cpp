@@ -56,8 +56,10 @@ kd_status run_model(const kd_model_input* inputs, int count, at::Device device, 
   return guarded([&] {
     std::mt19937_64 rng(1234);
     std::vector<at::Tensor> host;
+    std::vector<std::string> names;
     std::string text;
     for (int i = 0; i < count; ++i) {
+      names.push_back(inputs[i].name ? inputs[i].name : "");
       host.push_back(make_input(inputs[i], rng));
       text += (i ? "; " : "") + shape_text(host.back().sizes()) + " " + std::string(c10::toString(host.back().scalar_type()));
       if (inputs[i].on_host && !device.is_cpu()) text += " (kept on cpu)";
@@ -69,19 +71,20 @@ kd_status run_model(const kd_model_input* inputs, int count, at::Device device, 
     if (device.is_cuda() && !args.empty()) args.back().to(at::kCPU);  // waits for the copies: then they really finished
     marker(user, "transfer");
     c10::InferenceMode guard;  // with eval() set at load: module behaviour and gradient tracking both off
-    const std::vector<ModelOutput> outs = forward(args);
+    const std::vector<ModelOutput> outs = forward(args, names);
     std::vector<at::Tensor> results;  // on the host: the copy waits for the device, so compute has finished
     for (const auto& o : outs)
       results.push_back(o.tensor.defined() ? o.tensor.detach().to(at::kCPU).to(at::kDouble).contiguous() : at::Tensor());
     marker(user, "compute");
     for (size_t i = 0; i < outs.size(); ++i) {
+      const char* name = outs[i].name.c_str();
       if (!outs[i].tensor.defined()) {
-        sink(user, -1, nullptr, outs[i].kind.c_str(), nullptr, 0);
+        sink(user, name, -1, nullptr, outs[i].kind.c_str(), "", nullptr, 0);
         continue;
       }
       const at::Tensor& h = results[i];
-      const std::string dtype(c10::toString(outs[i].tensor.scalar_type()));
-      sink(user, static_cast<int>(h.dim()), h.sizes().data(), dtype.c_str(), h.data_ptr<double>(), h.numel());
+      const std::string dtype(c10::toString(outs[i].tensor.scalar_type())), where = outs[i].tensor.device().str();
+      sink(user, name, static_cast<int>(h.dim()), h.sizes().data(), dtype.c_str(), where.c_str(), h.data_ptr<double>(), h.numel());
     }
   });
 }

@@ -14,12 +14,15 @@
 namespace kd::probe {
 
 struct ModelOutput {
+  std::string name;   // the leaf's path in the returned tree ("0", "pooled", "0.logits")
   at::Tensor tensor;  // undefined when the output is not a tensor
   std::string kind;   // then what it is ("Int", "String", ...)
 };
-using Forward = std::function<std::vector<ModelOutput>(const std::vector<at::Tensor>& inputs_on_device)>;
+// names[i]: the keyword of input i, "" to pass it by position.
+using Forward = std::function<std::vector<ModelOutput>(const std::vector<at::Tensor>& inputs_on_device,
+                                                       const std::vector<std::string>& names)>;
 
-// Builds the inputs, moves them to `device`, calls forward under inference mode, sends every output to the sink;
+// Builds the inputs, moves them to `device`, calls forward under inference mode, sends every output leaf to the sink;
 // marks prepare_data, transfer and compute as each finishes. The description of the inputs goes to desc.
 kd_status run_model(const kd_model_input* inputs, int count, at::Device device, const Forward& forward,
                     kd_output_sink sink, kd_marker_sink marker, void* user, char* desc, int desc_cap);

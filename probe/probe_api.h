@@ -6,7 +6,8 @@
 
 #define KD_PROBE_ABI_VERSION 9  // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
                                 // 6: L5 memory; 7: the peer layer L7; 8: the model's format (AOTInductor packages);
-                                // 9: extension libraries (--extension), an input kept on the host
+                                // 9: extension libraries (--extension), an input kept on the host; named model outputs and inputs,
+                                //    forward()'s signature
 #define KD_PROBE_ENTRY "kd_probe_get_v1"
 
 #ifdef __cplusplus
@@ -98,6 +99,7 @@ typedef struct kd_model_input {
   const double* values;              // or exactly these values (row-major), when not null
   int64_t value_count;
   int on_host;                       // 1: the input stays on the CPU whatever the run's device (ABI 9)
+  const char* name;                  // passed by keyword under this name when not null (ABI 9)
 } kd_model_input;
 
 // --extension: a custom-operator library loaded as torch.ops.load_library does, and what it registered.
@@ -108,9 +110,11 @@ typedef struct kd_extension_out {
   int cxx11_abi;                          // this LibTorch's _GLIBCXX_USE_CXX11_ABI, to explain an undefined symbol
 } kd_extension_out;
 
-// Called once per output tensor, in output order (a tuple or list is flattened).
-typedef void (*kd_output_sink)(void* user, int rank, const int64_t* shape, const char* dtype, const double* data,
-                               int64_t count);
+// Called once per output leaf, in output order: tuples, lists and dicts (nested too) are flattened, each
+// leaf named by its path ("0", "pooled", "0.logits"); rank -1 for a leaf that is not a tensor, dtype then
+// its kind ("Int", "String"); device: where the model left it ("" when not a tensor).
+typedef void (*kd_output_sink)(void* user, const char* name, int rank, const int64_t* shape, const char* dtype,
+                               const char* device, const double* data, int64_t count);
 
 // Called when a step of the model run has *finished* ("prepare_data", "transfer", "compute").
 typedef void (*kd_marker_sink)(void* user, const char* step);
@@ -256,6 +260,9 @@ typedef struct kd_probe_v1 {
   // --extension (ABI 9): dlopen(RTLD_NOW | RTLD_GLOBAL), then the operators it registered. KD_ERR_LIBRARY when
   // the loader refuses it; KD_ERR_RUNTIME when its registration throws (e.g. an operator defined twice).
   kd_status (*extension_load)(const char* path, kd_extension_out* out);
+  // The loaded model's forward() parameters (ABI 9), self left out: one line each, "NAME\tTYPE\tDEFAULT"
+  // (DEFAULT 1 when it has a default value). KD_ERR_UNSUPPORTED when the format has no signature (AOTInductor).
+  kd_status (*model_signature)(char* out, int cap);
 } kd_probe_v1;
 
 typedef const kd_probe_v1* (*kd_probe_entry_fn)(void);

@@ -19,6 +19,7 @@ kd_status model_load(const char* path, int format, int on_gpu, int index, char* 
 kd_status model_run(const kd_model_input* inputs, int count, kd_output_sink sink, kd_marker_sink marker, void* user,
                     char* desc, int desc_cap);
 kd_status extension_load(const char* path, kd_extension_out* out);  // --extension, extensions.cpp
+kd_status model_signature(char* out, int cap);
 
 // The training state through LibTorch's own pickle format (what torch.save writes); returns the file's size.
 uint64_t save_tensors(const std::vector<at::Tensor>& tensors, const std::string& path);

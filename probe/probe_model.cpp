@@ -26,14 +26,34 @@ LoadedModel& loaded() {
   return m;
 }
 
-void flatten(const c10::IValue& v, std::vector<c10::IValue>* out) {
+std::string key_text(const c10::IValue& k) {
+  if (k.isString()) return k.toStringRef();
+  std::ostringstream s;
+  s << k;
+  return s.str();
+}
+
+// Depth first, in the model's own order (a dict's insertion order, as Python sees it); each leaf named by
+// its path, parts joined by "."; a bare tensor is "0", like the first element of a tuple.
+void flatten(const c10::IValue& v, const std::string& path, std::vector<ModelOutput>* out) {
+  auto child = [&](const std::string& part) { return path.empty() ? part : path + "." + part; };
   if (v.isTuple()) {
-    for (const auto& e : v.toTupleRef().elements()) flatten(e, out);
+    const auto& elements = v.toTupleRef().elements();
+    for (size_t i = 0; i < elements.size(); ++i) flatten(elements[i], child(std::to_string(i)), out);
   } else if (v.isList()) {
-    for (const auto& e : v.toListRef()) flatten(e, out);
+    const auto list = v.toListRef();
+    for (size_t i = 0; i < list.size(); ++i) flatten(list[i], child(std::to_string(i)), out);
+  } else if (v.isGenericDict()) {
+    for (const auto& e : v.toGenericDict()) flatten(e.value(), child(key_text(e.key())), out);
   } else {
-    out->push_back(v);
+    const std::string name = path.empty() ? "0" : path;
+    out->push_back(v.isTensor() ? ModelOutput{name, v.toTensor(), ""} : ModelOutput{name, {}, v.tagKind()});
   }
+}
+
+std::string with_operation(const std::string& text) {
+  const std::string op = failing_operation(text);
+  return summary_line(text) + (op.empty() ? "" : " (operation: " + op + ")");
 }
 
 }  // namespace
@@ -70,23 +90,47 @@ kd_status model_run(const kd_model_input* inputs, int count, kd_output_sink sink
   LoadedModel& m = loaded();
   Forward forward;
   if (aoti_loaded()) {
-    forward = [](const std::vector<at::Tensor>& args) {
-      std::vector<ModelOutput> outs;
-      for (auto& t : aoti_run(args)) outs.push_back({t, ""});
+    forward = [](const std::vector<at::Tensor>& args, const std::vector<std::string>&) {
+      std::vector<ModelOutput> outs;  // a flat list of tensors: named by position
+      for (auto& t : aoti_run(args)) outs.push_back({std::to_string(outs.size()), t, ""});
       return outs;
     };
   } else if (m.module) {
-    forward = [&m](const std::vector<at::Tensor>& args) {
-      std::vector<c10::IValue> values;
-      flatten(m.module->forward(std::vector<c10::IValue>(args.begin(), args.end())), &values);
+    forward = [&m](const std::vector<at::Tensor>& args, const std::vector<std::string>& names) {
+      std::vector<c10::IValue> positional;
+      torch::jit::Kwargs keywords;
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (names[i].empty()) positional.emplace_back(args[i]);
+        else keywords.emplace(names[i], args[i]);
+      }
       std::vector<ModelOutput> outs;
-      for (const auto& v : values) outs.push_back(v.isTensor() ? ModelOutput{v.toTensor(), ""} : ModelOutput{{}, v.tagKind()});
+      try {
+        flatten(m.module->get_method("forward")(std::move(positional), keywords), "", &outs);
+      } catch (const c10::Error& e) {  // the interpreter's error, and the operation that raised it
+        throw std::runtime_error(with_operation(e.what_without_backtrace()));
+      } catch (const std::runtime_error& e) {
+        throw std::runtime_error(with_operation(e.what()));
+      }
       return outs;
     };
   } else {
     return make_status(KD_ERR_RUNTIME, "no model loaded");
   }
   return run_model(inputs, count, m.device, forward, sink, marker, user, desc, desc_cap);
+}
+
+kd_status model_signature(char* out, int cap) {
+  LoadedModel& m = loaded();
+  if (!m.module) return make_status(KD_ERR_UNSUPPORTED, "the loaded model has no TorchScript signature");
+  return guarded([&] {
+    const auto& arguments = m.module->get_method("forward").function().getSchema().arguments();
+    std::string text;
+    for (size_t i = 1; i < arguments.size(); ++i)  // 0 is self
+      text += arguments[i].name() + "\t" + arguments[i].type()->str() + "\t" +
+              (arguments[i].default_value() ? "1" : "0") + "\n";
+    if (text.size() >= static_cast<size_t>(cap)) throw std::length_error("forward() has too many parameters to describe");
+    copy_to(out, static_cast<size_t>(cap), text);
+  });
 }
 
 uint64_t save_tensors(const std::vector<at::Tensor>& tensors, const std::string& path) {

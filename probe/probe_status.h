@@ -36,6 +36,22 @@ inline std::string summary_line(const std::string& text) {
   return why.empty() ? first : why;
 }
 
+// TorchScript's failing operation: the code the last "~~~ <--- HERE" marks ("torch.embedding"); "" when none.
+inline std::string failing_operation(const std::string& text) {
+  std::string previous, op;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    const size_t tilde = line.find('~'), here = line.find("<--- HERE");
+    if (tilde != std::string::npos && here != std::string::npos && tilde < previous.size())
+      op = previous.substr(tilde, line.find_first_not_of('~', tilde) - tilde);
+    previous = line;
+    start = end + 1;
+  }
+  return op;
+}
+
 inline kd_status make_status(int kind, const std::string& text) {
   kd_status s{};
   s.kind = kind;

@@ -10,7 +10,7 @@
 
 namespace kd {
 
-const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error", "leak", "range-leak"};
+const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error", "leak", "range-leak", "device-assert"};
 
 namespace {
 
@@ -268,6 +268,9 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       if (auto e = value(&v)) return *e;
       if (v.empty() || v[0] != '/') return UsageError{"--kd-batch-job is internal"};
       o.batch_job = v;
+    } else if (arg == "--kd-cpu-rerun") {
+      if (inline_value) return UsageError{"--kd-cpu-rerun is internal"};
+      o.cpu_rerun = true;
     } else if (arg == "--kd-run-id") {
       if (auto e = value(&v)) return *e;
       if (v.empty() || v.size() > 64 || v.find_first_not_of("0123456789abcdef") != std::string::npos)
@@ -402,7 +405,9 @@ Options:
   --python PATH         also check that this interpreter imports torch (layer L1)
   --in-process          debug: run the tests in this process (no timeout guard)
   --inject-fault KIND   TEST ONLY: wrong-product, hang, abort, oom, runtime-error,
-                        leak (L5's workload keeps every loss tensor), range-leak (L5, GPU);
+                        leak (L5's workload keeps every loss tensor), range-leak (L5, GPU),
+                        device-assert (L4: --model's run reads as a GPU's device-side
+                        assert, so that its CPU re-run is exercised without a GPU);
                         recorded in the report, never a diagnosis
   -h, --help            this text
 

@@ -45,6 +45,7 @@ struct Options {
   int worker_fd = -1;                  // internal: this process is the worker, events go to this fd
   std::string run_id;                  // internal: the supervisor's run id, carried by the worker's markers
   std::optional<std::string> batch_job;  // internal: this process is L4's stop/resume batch job, in this folder
+  bool cpu_rerun = false;  // internal: this process re-runs --model on the CPU after a device-side assert
 
   bool cpu_mode() const { return device == "cpu"; }
   bool has_gtest_flag(const std::string& name) const;  // e.g. "list_tests", "filter"

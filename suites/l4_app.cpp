@@ -10,6 +10,7 @@
 
 #include "fixtures/app_contract.h"
 #include "fixtures/extensions.h"
+#include "fixtures/child_process.h"
 #include "fixtures/layer_test.h"
 #include "fixtures/model_format.h"
 #include "fixtures/scratch_folder.h"
@@ -83,23 +84,6 @@ KD_STEP(4, L4_App, TrainingStep, "L4.training", "L3.synchronize") {
 namespace kd {
 namespace {
 
-std::vector<kd_model_input> probe_inputs(const app::ModelSpec& spec) {
-  std::vector<kd_model_input> v;
-  for (const auto& in : spec.inputs) {
-    kd_model_input p{};
-    p.dtype = static_cast<int>(in.dtype);
-    p.rank = static_cast<int>(in.shape.size());
-    std::copy(in.shape.begin(), in.shape.end(), p.shape);
-    p.low = in.low;
-    p.high = in.high;
-    p.values = in.values.empty() ? nullptr : in.values.data();
-    p.value_count = static_cast<int64_t>(in.values.size());
-    p.on_host = in.on_host ? 1 : 0;
-    v.push_back(p);
-  }
-  return v;
-}
-
 // What the probe's callbacks fill during a model run.
 struct RunSink {
   std::vector<app::OutputTensor> outputs;
@@ -113,13 +97,61 @@ void step_finished(void*, const char* step) {
   if (next != kNext.end()) events::stage("L4.model_run." + next->second);
 }
 
-void collect_output(void* user, int rank, const int64_t* shape, const char* dtype, const double* data, int64_t count) {
+void collect_output(void* user, const char* name, int rank, const int64_t* shape, const char* dtype, const char* device,
+                    const double* data, int64_t count) {
   app::OutputTensor o;
+  o.name = name;
+  o.device = device;
   o.is_tensor = rank >= 0;
   o.dtype = dtype;
   if (rank > 0) o.shape.assign(shape, shape + rank);
   if (data) o.data.assign(data, data + count);
   static_cast<RunSink*>(user)->outputs.push_back(std::move(o));
+}
+
+// Each output leaf as the report lists it: name, shape, dtype and device (a non-tensor: its kind).
+json output_list(const std::vector<app::OutputTensor>& outputs) {
+  json list = json::array();
+  for (const auto& o : outputs)
+    list.push_back({{"name", o.name}, {"tensor", o.is_tensor}, {"shape", o.is_tensor ? json(o.shape) : json()},
+                    {"dtype", o.dtype}, {"device", o.is_tensor ? json(o.device) : json()}});
+  return list;
+}
+
+// The spec's inputs against forward()'s parameters, before anything runs; nothing when they fit or when the
+// format has no signature (an AOTInductor package takes its inputs by position).
+std::optional<app::Violation> signature_problem(const WorkerContext& ctx, const app::ModelSpec& spec) {
+  char text[4096] = {};
+  if (ctx.probe->model_signature(text, sizeof text).kind != KD_OK) return std::nullopt;
+  const std::vector<app::Parameter> params = app::parse_signature(text);
+  ctx.fact("/app/model/signature", app::signature_text(params));
+  return app::check_signature(spec.inputs, params);
+}
+
+bool device_side_assert(const std::string& message) { return message.find("device-side assert triggered") != std::string::npos; }
+
+// A device-side assert leaves this process's CUDA context unusable: the same model and input run on the CPU
+// in a fresh process (this executable, --kd-cpu-rerun), whose error names what went wrong and where.
+Outcome explain_device_assert(const WorkerContext& ctx, const std::string& gpu_error) {
+  std::string cpu = "could not be run", cpu_error;
+  ScratchFolder folder("kd-rerun");
+  if (!folder.path.empty()) {
+    const std::string log = folder.path + "/rerun.log";
+    const pid_t pid = start_self(ctx, {"--kd-cpu-rerun", "--device", "cpu", "--model", *ctx.options.model, "--input",
+                                       *ctx.options.input}, log);
+    const int status = pid < 0 ? -1 : wait_exit(pid);
+    const std::string said = pid < 0 ? "" : last_line(log);
+    if (said == "ok") cpu = "ran without error";
+    else if (said.rfind("error: ", 0) == 0) cpu_error = said.substr(7), cpu = "failed";
+    else cpu = pid < 0 ? "could not be started" : "ended with " + how_it_ended(status);
+  }
+  ctx.fact("/app/model/device_assert",
+           {{"gpu_error", gpu_error}, {"cpu_rerun", cpu}, {"cpu_error", cpu_error.empty() ? json() : json(cpu_error)},
+            {"gpu_process", "discarded: a device-side assert leaves the process's CUDA context unusable, so the CPU "
+                            "run was a fresh process"}});
+  const std::string on_cpu = cpu_error.empty() ? "the same model and input on the CPU, in a fresh process, " + cpu
+                                               : "on the CPU, in a fresh process: " + cpu_error;
+  return Outcome::fail(Code::RuntimeError, gpu_error + "; " + on_cpu);
 }
 
 }  // namespace
@@ -159,22 +191,32 @@ KD_STEP(4, L4_App, ModelContract, "L4.model_run", "L4.model_load") {
   if (!ctx.options.model) return Outcome::not_applicable("no --model given");
   const auto spec = app::read_model_spec(*ctx.options.input);
   if (const auto* why = std::get_if<std::string>(&spec)) return Outcome::fail(Code::UsageError, "--input: " + *why);
-  const auto inputs = probe_inputs(std::get<app::ModelSpec>(spec));
+  const app::ModelSpec& ms = std::get<app::ModelSpec>(spec);
+  if (const auto v = signature_problem(ctx, ms)) {
+    ctx.fact("/app/model/contract", v->rule);
+    return broken(*v);
+  }
+  const auto inputs = app::probe_inputs(ms);
   RunSink run;
   const std::vector<app::OutputTensor>& outputs = run.outputs;
   char desc[256] = {};
   events::stage("L4.model_run.prepare_data");
   const kd_status s = ctx.probe->model_run(inputs.data(), static_cast<int>(inputs.size()), collect_output, step_finished,
                                            &run, desc, sizeof desc);
+  // TEST ONLY (--inject-fault device-assert): the run reads as a GPU's device-side assert, whatever it did.
+  const bool injected = ctx.fault("device-assert");
+  const std::string error = injected ? "CUDA error: device-side assert triggered (injected by --inject-fault device-assert)" : s.message;
+  if (device_side_assert(error) && (!ctx.cpu_mode() || injected)) return explain_device_assert(ctx, error);
   if (s.kind != KD_OK) return backend_failure(s);
   json shown = json::array();
   for (const auto& o : outputs) shown.push_back(o.is_tensor ? app::shape_text(o.shape) + " " + o.dtype : o.dtype);
-  const auto v = app::check_outputs(std::get<app::ModelSpec>(spec), outputs);
+  const auto v = app::check_outputs(ms, outputs);
   ctx.fact("/app/model/input", desc);
   ctx.fact("/app/model/outputs", shown);
-  const app::ModelSpec& ms = std::get<app::ModelSpec>(spec);
-  if (ms.reference && !outputs.empty()) {  // the measured agreement, whatever the verdict
-    const double cos = app::min_reference_cosine(*ms.reference, outputs[0]);
+  ctx.fact("/app/model/output_list", output_list(outputs));
+  const auto ref_at = ms.reference ? app::find_output(ms.reference->output, outputs) : std::nullopt;
+  if (ref_at) {  // the measured agreement, whatever the verdict
+    const double cos = app::min_reference_cosine(*ms.reference, outputs[*ref_at]);
     ctx.fact("/app/model/reference", {{"vectors", ms.reference->embeddings.size()}, {"dim", ms.reference->embeddings[0].size()},
                                       {"min_cosine", std::isfinite(cos) ? json(cos) : json()}, {"threshold", ms.reference->min_cosine}});
   }

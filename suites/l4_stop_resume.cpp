@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "fixtures/child_process.h"
 #include "fixtures/layer_test.h"
 #include "fixtures/resume_check.h"
 #include "fixtures/scratch_folder.h"
@@ -45,30 +46,13 @@ struct Job {
     struct stat st {};
     return ::stat((dir + "/records.jsonl").c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
   }
-  std::string last_log_line() const {
-    std::string log = read_file(dir + "/job.log");
-    while (!log.empty() && log.back() == '\n') log.pop_back();
-    return log.substr(log.rfind('\n') == std::string::npos ? 0 : log.rfind('\n') + 1);
-  }
+  std::string last_log_line() const { return last_line(dir + "/job.log"); }
 };
 
-// This executable as the batch job; it stays in the worker's process group, so a timeout ends it too.
+// This executable as the batch job.
 pid_t start(const WorkerContext& ctx, const Job& job) {
-  std::vector<std::string> args = {"/proc/self/exe", "--kd-batch-job", job.dir, "--device", ctx.options.device,
-                                   "--device-index", std::to_string(ctx.device_index())};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const std::string log = job.dir + "/job.log";
-  const pid_t pid = ::fork();
-  if (pid == 0) {  // only async-signal-safe calls until exec: the worker has LibTorch's threads
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
-    if (ctx.options.worker_fd >= 0) ::close(ctx.options.worker_fd);  // the event pipe is the worker's alone
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  return pid;
+  return start_self(ctx, {"--kd-batch-job", job.dir, "--device", ctx.options.device, "--device-index",
+                          std::to_string(ctx.device_index())}, job.dir + "/job.log");
 }
 
 // Past `after` batches and in the middle of the next one: some of its records on disk, not yet committed.
@@ -85,18 +69,6 @@ std::optional<int> wait_until(pid_t pid, const std::function<bool()>& ready) {
     if (ready()) return std::nullopt;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-}
-
-int wait_exit(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return status;
-}
-
-std::string how_it_ended(int status) {
-  if (WIFSIGNALED(status)) return fmt::format("killed by signal {}", WTERMSIG(status));
-  return fmt::format("exit status {}", WEXITSTATUS(status));
 }
 
 Outcome broken(const std::string& rule, const std::string& output, const std::string& message) {

@@ -61,6 +61,12 @@ std::optional<Hint> find_hint(Code code, const std::string& m, const HintContext
                 "update the NVIDIA driver, or install a LibTorch built for an older CUDA"};
   }
   if (has(m, "no kernel image is available for execution on the device")) return arch_hint(c);
+  if (has(m, "device-side assert triggered"))
+    return Hint{"a GPU kernel's own assertion failed, most often an index out of range (token ids at or above the "
+                "embedding's vocabulary size, class labels at or above the number of classes, gather/scatter "
+                "indices); afterwards the process's CUDA context is unusable",
+                "fix the input (ids, labels and indices within range) or the model's vocabulary size; the CPU's "
+                "error in the message names the operation"};
   if (has(m, "Found no NVIDIA driver on your system"))
     return Hint{"no NVIDIA driver is visible to this process (not installed, or not passed into the container)",
                 "install the NVIDIA driver, or start the container with the GPUs passed in (e.g. --gpus all)"};

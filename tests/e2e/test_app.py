@@ -70,6 +70,8 @@ class AppLayer(DiagnosticTest):
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
 MODEL = os.path.join(DATA, "tiny_model.pt")
 SPEC = json.load(open(os.path.join(DATA, "tiny_spec.json")))
+TINY_OUTPUTS = [{"name": "0", "tensor": True, "shape": [4, 3], "dtype": "Float", "device": "cpu"},
+                {"name": "1", "tensor": True, "shape": [4], "dtype": "Float", "device": "cpu"}]
 
 
 class ModelTest(DiagnosticTest):
@@ -106,7 +108,8 @@ class UserModel(ModelTest):
         self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
         self.assertEqual(r.report["app"]["model"], {
             "format": "torchscript", "model": "TorchScript model, 27 parameter values (Float), device cpu",
-            "input": "input: [4,8] Float, device cpu", "outputs": ["[4,3] Float", "[4] Float"], "contract": "passed"})
+            "input": "input: [4,8] Float, device cpu", "outputs": ["[4,3] Float", "[4] Float"], "contract": "passed",
+            "signature": "forward(x: Tensor)", "output_list": TINY_OUTPUTS})
         self.assertEqual(r.report["requested"]["layers"], ["L1", "L2", "L3", "L4"])
         self.assertTrue(r.report["requested"]["model"])
         # Every step finished, in order, each marked once after it, at non-decreasing times.
@@ -125,7 +128,8 @@ class UserModel(ModelTest):
         r = self.run_model(os.path.join(DATA, "failing_model.pt"))
         self.assertVerdict(r, "RUNTIME_ERROR", 9, "L4.model_run")
         # TorchScript's first line only says that the interpreter failed; the report carries why.
-        self.assertEqual(r.report["error"]["message"], "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 3x3)")
+        self.assertEqual(r.report["error"]["message"],
+                         "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 3x3) (operation: torch.mm)")
 
     def test_missing_model(self):
         self.assertModelLoadFailed(self.run_model(os.path.join(self.dir, "none.pt")), "missing")
@@ -188,7 +192,8 @@ class AotiPackage(ModelTest):
         self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
         self.assertEqual(r.report["app"]["model"], {
             "format": "aoti_package", "model": "AOTInductor package (compiled for cpu), device cpu",
-            "input": "input: [4,8] Float, device cpu", "outputs": ["[4,3] Float", "[4] Float"], "contract": "passed"})
+            "input": "input: [4,8] Float, device cpu", "outputs": ["[4,3] Float", "[4] Float"], "contract": "passed",
+            "output_list": TINY_OUTPUTS})  # no signature: a package takes its inputs by position
         self.assertEqual([m["name"] for m in r.report["markers"]], ["read_parameters", "load_library", "load_weights",
                                                                     "prepare_data", "transfer", "compute", "write"])
 
@@ -271,3 +276,101 @@ class AotiPackage(ModelTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+DICT_MODEL = os.path.join(DATA, "dict_model.pt")  # make_named_models.py: {"pooled", "hidden"} from (input_ids, attention_mask)
+NESTED_MODEL = os.path.join(DATA, "nested_model.pt")  # ({"logits", "probs"}, [sum], 7, "v1")
+ENCODER_INPUTS = [{"name": "input_ids", "shape": [2, 5], "dtype": "int64", "range": [0, 31]},
+                  {"name": "attention_mask", "shape": [2, 5], "dtype": "float32", "range": [1, 1]}]
+
+
+@needs_probe
+class NamedOutputs(ModelTest):
+    """Models that return dicts and nested tuples, specs that name inputs and outputs (make_named_models.py)."""
+
+    def write_spec(self, inputs, outputs):
+        path = os.path.join(self.dir, "spec.json")
+        with open(path, "w") as f:
+            json.dump({"inputs": inputs, "outputs": outputs}, f)
+        return path
+
+    def test_a_dict_output_keeps_a_contract_by_name(self):
+        spec = self.write_spec(ENCODER_INPUTS, {"count": 2, "shapes": {"pooled": [2, 8], "hidden": [2, 5, 8]},
+                                                "finite": {"hidden": True}})
+        r = self.run_model(DICT_MODEL, spec)
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        model = r.report["app"]["model"]
+        self.assertEqual(model["output_list"], [
+            {"name": "pooled", "tensor": True, "shape": [2, 8], "dtype": "Float", "device": "cpu"},
+            {"name": "hidden", "tensor": True, "shape": [2, 5, 8], "dtype": "Float", "device": "cpu"}])
+        self.assertEqual(model["signature"], "forward(input_ids: Tensor, attention_mask: Tensor)")
+        self.assertEqual(model["contract"], "passed")
+
+    def test_a_broken_rule_names_the_output(self):
+        spec = self.write_spec(ENCODER_INPUTS, {"shapes": {"hidden": [2, 8]}})
+        r = self.run_model(DICT_MODEL, spec)
+        self.assertBroken(r, "shape", "output 'hidden'")
+        self.assertEqual(r.report["error"]["message"],
+                         "rule 'shape', output 'hidden': output 'hidden' has shape [2,5,8], the contract says [2,8]")
+        r = self.run_model(DICT_MODEL, self.write_spec(ENCODER_INPUTS, {"shapes": {"logits": [2, 8]}}))
+        self.assertBroken(r, "name", "output 'logits'")
+        self.assertIn("the model returned 2 outputs: pooled, hidden", r.report["error"]["message"])
+
+    def test_inputs_go_by_keyword_in_any_order(self):
+        r = self.run_model(DICT_MODEL, self.write_spec(ENCODER_INPUTS[::-1], {"shapes": {"hidden": [2, 5, 8]}}))
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+
+    def test_a_spec_whose_names_do_not_match_forward(self):
+        inputs = [dict(ENCODER_INPUTS[0]), dict(ENCODER_INPUTS[1], name="mask")]
+        r = self.run_model(DICT_MODEL, self.write_spec(inputs, {}))
+        self.assertBroken(r, "inputs", "input 'mask'")
+        self.assertEqual(r.report["error"]["message"], "rule 'inputs', input 'mask': forward(input_ids: Tensor, "
+                                                       "attention_mask: Tensor) has no parameter 'mask'")
+        self.assertNotIn("compute", [m["name"] for m in r.report["markers"]])  # checked before anything ran
+        r = self.run_model(DICT_MODEL, self.write_spec(ENCODER_INPUTS[:1], {}))
+        self.assertBroken(r, "inputs", "parameter 'attention_mask'")
+        twice = [ENCODER_INPUTS[0], dict(ENCODER_INPUTS[1], name="input_ids")]
+        r = self.run_kd("--device", "cpu", "--model", DICT_MODEL, "--input", self.write_spec(twice, {}))
+        self.assertEqual(r.rc, 2)  # fits no model: the supervisor refuses the spec before anything runs
+        self.assertIn("--input: inputs[1].name 'input_ids' repeats inputs[0].name", r.stderr)
+
+    def test_nested_outputs_are_flattened_with_names(self):
+        spec = self.write_spec([{"name": "x", "shape": [3, 4]}],
+                               {"count": 5, "shapes": {"0.logits": [3, 3], "1.0": [3]}, "finite": True})
+        r = self.run_model(NESTED_MODEL, spec)
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)  # the int and the string are reported, and fail nothing
+        self.assertEqual([(o["name"], o["tensor"], o["dtype"]) for o in r.report["app"]["model"]["output_list"]],
+                         [("0.logits", True, "Float"), ("0.probs", True, "Float"), ("1.0", True, "Float"),
+                          ("2", False, "Int"), ("3", False, "String")])
+        r = self.run_model(NESTED_MODEL, self.write_spec([{"name": "x", "shape": [3, 4]}], {"shapes": {"3": [1]}}))
+        self.assertBroken(r, "type", "output '3'")  # a shape asks for a tensor there
+
+    def test_an_out_of_range_index_names_the_cpu_error(self):
+        inputs = [dict(ENCODER_INPUTS[0], range=[0, 40]), ENCODER_INPUTS[1]]  # a vocabulary of 32
+        r = self.run_model(DICT_MODEL, self.write_spec(inputs, {}))
+        self.assertVerdict(r, "RUNTIME_ERROR", 9, "L4.model_run")
+        self.assertEqual(r.report["error"]["message"], "RuntimeError: index out of range in self (operation: torch.embedding)")
+
+    def test_a_device_side_assert_is_rerun_on_the_cpu_in_a_fresh_process(self):
+        """TEST ONLY: --inject-fault device-assert makes the run read as a GPU's device-side assert (no GPU here);
+        the CPU re-run that follows is real: a fresh process running the same model on the same input."""
+        inputs = [dict(ENCODER_INPUTS[0], range=[0, 40]), ENCODER_INPUTS[1]]
+        r = self.run_kd("--device", "cpu", "--model", DICT_MODEL, "--input", self.write_spec(inputs, {}),
+                        "--inject-fault", "device-assert")
+        self.assertVerdict(r, "RUNTIME_ERROR", 9, "L4.model_run")
+        cpu = "RuntimeError: index out of range in self (operation: torch.embedding)"
+        self.assertTrue(r.report["error"]["message"].startswith("CUDA error: device-side assert triggered"))
+        self.assertTrue(r.report["error"]["message"].endswith("; on the CPU, in a fresh process: " + cpu))
+        self.assertIn("index out of range", r.report["error"]["cause"])
+        self.assertIn("vocabulary size", r.report["error"]["next_action"])
+        da = r.report["app"]["model"]["device_assert"]
+        self.assertEqual((da["cpu_rerun"], da["cpu_error"]), ("failed", cpu))
+        self.assertIn("CUDA context unusable", da["gpu_process"])
+        # In range, the CPU runs it: then the fault is the GPU's own, and the report says the CPU had none.
+        r = self.run_kd("--device", "cpu", "--model", DICT_MODEL, "--input", self.write_spec(ENCODER_INPUTS, {}),
+                        "--inject-fault", "device-assert")
+        self.assertVerdict(r, "RUNTIME_ERROR", 9, "L4.model_run")
+        self.assertEqual((r.report["app"]["model"]["device_assert"]["cpu_rerun"],
+                          r.report["app"]["model"]["device_assert"]["cpu_error"]), ("ran without error", None))
+        self.assertTrue(r.report["error"]["message"].endswith("the same model and input on the CPU, in a fresh process, "
+                                                              "ran without error"))

@@ -83,7 +83,7 @@ TEST(AppContract, SpecParses) {
   EXPECT_EQ(s.inputs[1].dtype, DType::Int64);
   EXPECT_EQ(s.inputs[1].values, (std::vector<double>{3, 7}));
   EXPECT_EQ(s.count, 2u);
-  EXPECT_EQ(s.shapes[1], (std::vector<int64_t>{-1}));
+  EXPECT_EQ(s.shapes[1].second, (std::vector<int64_t>{-1}));
 }
 
 TEST(AppContract, AnInputMayStayOnTheHost) {
@@ -144,6 +144,93 @@ TEST(AppContract, EachOutputRuleBreaksAlone) {
   o = outputs();
   o[1] = {false, "String", {}, {}};
   EXPECT_EQ(rule_of(check_outputs(s, o)), "type");
+}
+
+// A transformer-style dict output: leaves named by key, in the model's order.
+std::vector<OutputTensor> dict_outputs() {
+  return {{true, "Float", {2, 8}, std::vector<double>(16, 0.5), "pooled", "cuda:0"},
+          {true, "Float", {2, 5, 8}, std::vector<double>(80, 0.5), "hidden", "cuda:0"},
+          {false, "String", {}, {}, "version", ""}};
+}
+
+ModelSpec spec_of(const char* outputs) {
+  const auto r = parse_model_spec(std::string(R"({"inputs": [{"shape": [2]}], "outputs": )") + outputs + "}");
+  EXPECT_TRUE(std::holds_alternative<ModelSpec>(r)) << std::get<std::string>(r);
+  return std::get<ModelSpec>(r);
+}
+
+TEST(AppContract, RulesAddressOutputsByNameOrPosition) {
+  const auto o = dict_outputs();
+  EXPECT_EQ(rule_of(check_outputs(spec_of(R"({"count": 3, "shapes": {"pooled": [2, 8], "hidden": [2, -1, 8]}})"), o)), "none");
+  EXPECT_EQ(rule_of(check_outputs(spec_of(R"({"shapes": [[2, 8], [2, 5, 8]]})"), o)), "none");  // by position
+  EXPECT_EQ(rule_of(check_outputs(spec_of(R"({"shapes": {"1": [2, 5, 8]}})"), o)), "none");     // a number: a position
+  const auto shape = check_outputs(spec_of(R"({"shapes": {"hidden": [2, 8]}})"), o);
+  EXPECT_EQ(rule_of(shape), "shape");
+  EXPECT_EQ(shape->output, "output 'hidden'");
+  EXPECT_EQ(shape->message, "output 'hidden' has shape [2,5,8], the contract says [2,8]");
+  const auto unknown = check_outputs(spec_of(R"({"shapes": {"logits": [2, 8]}})"), o);
+  EXPECT_EQ(rule_of(unknown), "name");
+  EXPECT_EQ(unknown->message, "the contract names output 'logits'; the model returned 3 outputs: pooled, hidden, version");
+  auto nan = o;
+  nan[1].data[3] = NAN;
+  EXPECT_EQ(rule_of(check_outputs(spec_of(R"({})"), nan)), "finite");
+  EXPECT_EQ(check_outputs(spec_of(R"({})"), nan)->output, "output 'hidden'");
+  EXPECT_EQ(rule_of(check_outputs(spec_of(R"({"finite": {"hidden": false}})"), nan)), "none");  // allowed there only
+  EXPECT_EQ(rule_of(check_outputs(spec_of(R"({"finite": {"pooled": false}})"), nan)), "finite");
+}
+
+TEST(AppContract, ANonTensorLeafFailsTypeOnlyWhenARuleAsksForATensor) {
+  const auto o = dict_outputs();
+  EXPECT_EQ(rule_of(check_outputs(spec_of(R"({"count": 3})"), o)), "none");
+  const auto type = check_outputs(spec_of(R"({"shapes": {"version": [1]}})"), o);
+  EXPECT_EQ(rule_of(type), "type");
+  EXPECT_EQ(type->message, "output 'version' is a String, not a tensor");
+  EXPECT_EQ(rule_of(check_outputs(spec_of(R"({"finite": {"version": true}})"), o)), "type");
+}
+
+TEST(AppContract, NamedRulesAndInputsAreParsed) {
+  EXPECT_NE(std::get<std::string>(parse_model_spec(R"({"inputs": [{"shape": [2]}], "outputs": {"finite": {"a": 1}}})")).find("outputs.finite['a']"),
+            std::string::npos);
+  EXPECT_NE(std::get<std::string>(parse_model_spec(R"({"inputs": [{"shape": [2]}], "outputs": {"shapes": 3}})")).find("outputs.shapes"),
+            std::string::npos);
+  EXPECT_NE(std::get<std::string>(parse_model_spec(R"({"inputs": [{"shape": [2]}], "outputs": {"reference": {"file": "r", "output": []}}})"))
+                .find("outputs.reference.output"), std::string::npos);
+  // Two inputs of one name: no forward() can take them (a usage error, whatever the model).
+  const auto twice = parse_model_spec(R"({"inputs": [{"name": "x", "shape": [2]}, {"name": "x", "shape": [2]}], "outputs": {}})");
+  EXPECT_EQ(std::get<std::string>(twice), "inputs[1].name 'x' repeats inputs[0].name");
+  const auto s = std::get<ModelSpec>(parse_model_spec(R"({"inputs": [{"name": "ids", "shape": [2]}, {"shape": [2]}], "outputs": {}})"));
+  EXPECT_TRUE(s.inputs[0].named);
+  EXPECT_FALSE(s.inputs[1].named);
+  EXPECT_EQ(s.inputs[1].name, "input1");
+  const auto p = probe_inputs(s);
+  EXPECT_STREQ(p[0].name, "ids");
+  EXPECT_EQ(p[1].name, nullptr);  // by position
+}
+
+InputSpec input(const char* name) {
+  InputSpec s;
+  s.name = name;
+  s.named = true;
+  return s;
+}
+
+TEST(AppContract, InputsAreCheckedAgainstForward) {
+  const auto params = parse_signature("input_ids\tTensor\t0\nattention_mask\tTensor\t0\nscale\tfloat\t1\n");
+  ASSERT_EQ(params.size(), 3u);
+  EXPECT_EQ(signature_text(params), "forward(input_ids: Tensor, attention_mask: Tensor, scale: float = ...)");
+  EXPECT_EQ(rule_of(check_signature({input("attention_mask"), input("input_ids")}, params)), "none");  // by keyword
+  EXPECT_EQ(rule_of(check_signature({InputSpec{}, InputSpec{}}, params)), "none");                  // by position
+  const auto unknown = check_signature({input("input_ids"), input("mask")}, params);
+  EXPECT_EQ(rule_of(unknown), "inputs");
+  EXPECT_EQ(unknown->output, "input 'mask'");
+  EXPECT_EQ(unknown->message, "forward(input_ids: Tensor, attention_mask: Tensor, scale: float = ...) has no parameter 'mask'");
+  const auto missing = check_signature({input("input_ids")}, params);
+  EXPECT_EQ(missing->output, "parameter 'attention_mask'");
+  EXPECT_NE(missing->message.find("requires 'attention_mask', which the spec does not give"), std::string::npos);
+  const auto twice = check_signature({InputSpec{}, input("input_ids")}, params);  // position 0 is input_ids already
+  EXPECT_NE(twice->message.find("already given by inputs[0]"), std::string::npos);
+  const auto many = check_signature({InputSpec{}, InputSpec{}, InputSpec{}, InputSpec{}}, params);
+  EXPECT_EQ(many->message, "the spec gives 4 inputs, forward(input_ids: Tensor, attention_mask: Tensor, scale: float = ...) takes 3");
 }
 
 // Two reference vectors of dimension 3 and an output that matches them up to a scale (cosine 1).

@@ -35,6 +35,18 @@ TEST(Hints, ModelNotTorchScriptAndNonFiniteOutput) {
   EXPECT_EQ(cause(Code::AppCheckFailed, "rule 'shape', output 0: ..."), "");
 }
 
+// As LibTorch reports it after a kernel's assertion (the CPU's error appended by L4.model_run).
+TEST(Hints, DeviceSideAssertIsAnIndexOutOfRangeMostOften) {
+  const std::string m = "CUDA error: device-side assert triggered; on the CPU, in a fresh process: RuntimeError: index out "
+                        "of range in self (operation: torch.embedding)";
+  const auto h = find_hint(Code::RuntimeError, m, cuda_context());
+  ASSERT_TRUE(h.has_value());
+  EXPECT_NE(h->cause.find("index out of range"), std::string::npos);
+  EXPECT_NE(h->cause.find("CUDA context is unusable"), std::string::npos);
+  EXPECT_NE(h->action.find("vocabulary size"), std::string::npos);
+  EXPECT_EQ(cause(Code::RuntimeError, "CUDA error: an illegal memory access was encountered"), "");
+}
+
 TEST(Hints, PerformanceBelowFloorPointsAtThrottlingForCopyAndMatmul) {
   const auto copy = find_hint(Code::PerformanceBelowFloor, "copy 1.2 TB/s is 0.25 of the H200's 4.8 TB/s, below the floor 0.6", {});
   ASSERT_TRUE(copy.has_value());
