@@ -10,7 +10,7 @@
 
 namespace kd {
 
-const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error", "leak", "range-leak"};
+const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error", "leak", "range-leak", "slow-save"};
 
 namespace {
 
@@ -390,7 +390,8 @@ Options:
   --python PATH         also check that this interpreter imports torch (layer L1)
   --in-process          debug: run the tests in this process (no timeout guard)
   --inject-fault KIND   TEST ONLY: wrong-product, hang, abort, oom, runtime-error,
-                        leak (L5's workload keeps every loss tensor), range-leak (L5, GPU);
+                        leak (L5's workload keeps every loss tensor), range-leak (L5, GPU),
+                        slow-save (a 3 s pause between the bundle and the report);
                         recorded in the report, never a diagnosis
   -h, --help            this text
 
