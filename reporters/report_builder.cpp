@@ -303,6 +303,16 @@ json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
     set_verdict(&report, Code::Timeout, stage,
                 fmt::format("no verdict within {} s; the worker was stopped while in stage {}; last finished step: {}",
                             run.options.timeout_s, stage.empty() ? "(start)" : stage, last_finished(report["markers"])));
+  } else if (!end && !w.interrupted && !w.flooded && stage.rfind("L4.model_load", 0) == 0) {
+    // The loader itself crashed the worker (a .pt2's truncated library dies by SIGBUS): the model did not
+    // load, and the crash is recorded as what happened in that stage.
+    const std::string what = w.signal ? fmt::format("the worker was killed by {}", signal_text(w.signal))
+                             : w.exited ? fmt::format("the worker exited with status {}", w.exit_status)
+                                        : std::string("the worker produced no verdict");
+    set_verdict(&report, Code::ModelLoadFailed, stage,
+                fmt::format("loading the model crashed the worker: {} (a truncated or corrupt model file?)", what));
+    report["after_failure"] = {{"event", "worker_failed"}, {"code", info(Code::WorkerFailed).name},
+                               {"stage", stage}, {"message", redact(what)}};
   } else if (!end) {
     std::string why = w.interrupted ? "the run was interrupted and the worker stopped"
                       : w.flooded   ? kFloodedText

@@ -15,7 +15,8 @@ inline constexpr const char* kSchemaVersion = "1.5";  // 1.1: host, python, arch
                                                       // 1.4: memory (L5), devices, device_index, peer (--device-index all, L7), app.model.format
                                                       // 1.5: after_failure, requested.gtest_environment_ignored,
                                                       //      requested.extensions, app.extensions (--extension)
-                                                      //      app.model.signature, output_list, device_assert
+                                                      //      app.model.signature, output_list, device_assert,
+                                                      //      fault_injection slow-save, memory.range.host_memory_share
 
 struct WorkerEnd {
   bool timed_out = false;

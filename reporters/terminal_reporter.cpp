@@ -167,6 +167,9 @@ std::string range_lines(const json& range) {
   std::stable_sort(points.begin(), points.end(), [&](const json& a, const json& b) { return value(a) < value(b); });
   // On a GPU the allocator's measured peak and reserve; on the CPU only the workload's estimate.
   const bool gpu = str(range, "memory_limit") == "allocator";
+  if (!gpu && field(range, "host_memory_share").is_number())  // a shared node keeps the rest (docs/limits.md)
+    out += fmt::format("  CPU: points estimated over {:g} % of the host's available memory ({} GiB) are not run\n",
+                       field(range, "host_memory_share").get<double>() * 100, gib(field(range, "memory_cap_bytes")));
   out += fmt::format("  {:>10} {:<16} {:>10} {:>10} {:>12}{}\n", axis, "result", "warm ms", "cold ms",
                      gpu ? "peak GiB" : "est. GiB", gpu ? fmt::format(" {:>12}", "reserved GiB") : "");
   for (const auto& p : points)

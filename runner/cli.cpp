@@ -10,7 +10,7 @@
 
 namespace kd {
 
-const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error", "leak", "range-leak", "device-assert"};
+const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error", "leak", "range-leak", "device-assert", "slow-save"};
 
 namespace {
 
@@ -407,7 +407,8 @@ Options:
   --inject-fault KIND   TEST ONLY: wrong-product, hang, abort, oom, runtime-error,
                         leak (L5's workload keeps every loss tensor), range-leak (L5, GPU),
                         device-assert (L4: --model's run reads as a GPU's device-side
-                        assert, so that its CPU re-run is exercised without a GPU);
+                        assert, so that its CPU re-run is exercised without a GPU),
+                        slow-save (a 3 s pause between the bundle and the report);
                         recorded in the report, never a diagnosis
   -h, --help            this text
 

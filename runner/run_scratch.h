@@ -3,6 +3,9 @@
 // package with the user's weights, kd-resume-*, kd-train-*) lies inside it, and removes it when the
 // run is over: after the worker ended, was killed or timed out. With --input it also holds the
 // private copy of the spec (and its reference) that the worker reads instead of the user's file.
+// A supervisor killed with SIGKILL cannot remove its folder: the folder's name carries the owner's pid
+// (kd-run-<pid>-XXXXXX) and the owner holds a lock on its .owner file while it lives, so that the next
+// run removes the folders whose owner is gone and never touches those of a run still going.
 #pragma once
 #include <optional>
 #include <string>
@@ -16,7 +19,8 @@ class RunScratch {
   RunScratch() = default;
   RunScratch(const RunScratch&) = delete;
   RunScratch& operator=(const RunScratch&) = delete;
-  ~RunScratch();  // TMPDIR restored, the folder removed
+  ~RunScratch() { close(); }
+  void close();  // TMPDIR restored, the folder removed (again: nothing)
 
   // Creates the folder under the current TMPDIR and makes it this process's (and so the worker's)
   // TMPDIR; writes the spec's private copy. Call before any thread starts. Why not, or nothing.
@@ -30,6 +34,10 @@ class RunScratch {
   std::optional<std::string> old_tmpdir_;
   bool tmpdir_set_ = false;
   std::optional<std::string> input_copy_;
+  int lock_fd_ = -1;
 };
+
+// Removes base's kd-run-<pid>-* folders whose owner process is gone (its lock is free); returns how many.
+int remove_stale_scratch(const std::string& base);
 
 }  // namespace kd

@@ -1,6 +1,7 @@
 #include "supervisor.h"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -10,12 +11,15 @@
 #include <chrono>
 #include <climits>
 #include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <future>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -121,9 +125,14 @@ void run_child(const Options& o, const std::string& exe, RunRecord* run) {
   argv.push_back(nullptr);
 
   auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_s));
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);
+    // A supervisor killed with SIGKILL takes its worker along: none runs on in a scratch folder that the
+    // next run removes as stale (runner/run_scratch.h).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
     ::fcntl(fds[1], F_SETFD, 0);  // the event pipe survives exec
     ::execv(exe.c_str(), argv.data());
     ::_exit(127);
@@ -179,6 +188,45 @@ void run_child(const Options& o, const std::string& exe, RunRecord* run) {
   reap(pid, std::chrono::seconds(1), &run->worker);
 }
 
+// --in-process: the worker runs on a thread of this process, so that a stop signal still ends the run at
+// once with a verdict. A test that does not return cannot be stopped, only left: returns false then, and
+// the caller must end the process without returning into a runtime that the thread still uses.
+bool run_in_process(const Options& o, const std::string& exe, RunRecord* run) {
+  struct Shared {
+    std::mutex m;
+    std::vector<std::string> lines;
+    bool done = false;
+    int rc = 0;
+  };
+  auto shared = std::make_shared<Shared>();
+  std::thread([shared, o, exe] {
+    const int rc = run_worker(o, exe.c_str(), [shared](const std::string& l) {
+      std::lock_guard<std::mutex> g(shared->m);
+      shared->lines.push_back(l);
+    });
+    std::lock_guard<std::mutex> g(shared->m);
+    shared->done = true;
+    shared->rc = rc;
+  }).detach();
+  std::unique_lock<std::mutex> lock(shared->m);
+  while (!shared->done && !g_stop_signal) {
+    lock.unlock();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    lock.lock();
+  }
+  events::LineCollector c;
+  for (const auto& l : shared->lines) c.feed(l);
+  c.finish();
+  run->events = c.events();
+  if (!shared->done) {
+    run->worker.interrupted = true;
+    return false;
+  }
+  run->worker.exited = true;
+  run->worker.exit_status = shared->rc;
+  return true;
+}
+
 // The summary first, then the JSON report, so that the report (whose exit code is the
 // process's) also records a summary that could not be written. A summary written before a
 // report that then failed would show a verdict the exit code contradicts: it is removed.
@@ -201,6 +249,8 @@ std::string save_files(const Options& o, nlohmann::json* report, const nlohmann:
     else
       saved += fmt::format("Bundle: {}\n", *o.bundle);
   }
+  // TEST ONLY (--inject-fault slow-save): a window between two files for a signal to arrive in.
+  if (o.fault == "slow-save") std::this_thread::sleep_for(std::chrono::seconds(3));
   if (o.summary_md) {
     if (auto why = write_new_file(*o.summary_md, render_markdown_summary(*report))) {
       set_verdict(report, Code::OutputWriteFailed, "summary", *why);
@@ -292,6 +342,7 @@ int supervise(const Options& o, const std::string& exe) {
   ::sigaction(SIGTERM, &sa, &old_term);
   ::sigaction(SIGHUP, &sa, &old_hup);
 
+  bool worker_left_running = false;  // --in-process, interrupted: its thread is still in a test
   // One worker and its report. --device-index all calls it once per GPU (runner/all_devices.h).
   auto run_one = [&](const Options& options) {
     RunRecord run = base;
@@ -301,13 +352,7 @@ int supervise(const Options& o, const std::string& exe) {
     if (scratch.input_copy()) worker_options.input = scratch.input_copy();
     const auto run_start = Clock::now();
     if (options.in_process) {
-      std::vector<std::string> lines;
-      const int rc = run_worker(worker_options, exe.c_str(), [&](const std::string& l) { lines.push_back(l); });
-      events::LineCollector c;
-      for (const auto& l : lines) c.feed(l);
-      run.events = c.events();
-      run.worker.exited = true;
-      run.worker.exit_status = rc;
+      worker_left_running = !run_in_process(worker_options, exe, &run);
     } else {
       run_child(worker_options, exe, &run);
     }
@@ -318,9 +363,7 @@ int supervise(const Options& o, const std::string& exe) {
   };
   nlohmann::json report = o.all_devices ? check_all_devices(o, run_one, [] { return g_stop_signal != 0; }) : run_one(o);
   report["duration_ms"] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGTERM, &old_term, nullptr);
-  ::sigaction(SIGHUP, &old_hup, nullptr);
+  const std::sig_atomic_t signal_before_save = g_stop_signal;
 
   // SIGXFSZ ignored: a file size limit then fails a write (EFBIG) instead of killing this process
   // halfway through it, which would leave a partial temporary file and no verdict.
@@ -334,7 +377,20 @@ int supervise(const Options& o, const std::string& exe) {
   std::fflush(stdout);
   const std::string text = render_terminal(report, ::isatty(STDOUT_FILENO) == 1, o.python.value_or("")) + saved;
   std::fwrite(text.data(), 1, text.size(), stdout);
+  // The stop handlers stay until every file is saved or removed again: a signal in the final write is
+  // honoured now, with the files complete and the verdict printed (the report's exit code, never 143).
+  if (g_stop_signal && !signal_before_save)
+    std::printf("Stop signal (SIG%s) received while saving: honoured after the files above were complete\n",
+                sigabbrev_np(g_stop_signal) ? sigabbrev_np(g_stop_signal) : "?");
   std::fflush(stdout);
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  ::sigaction(SIGHUP, &old_hup, nullptr);
+  if (worker_left_running) {  // exit() would tear down what the stuck test still uses
+    scratch.close();
+    std::fflush(stderr);
+    std::_Exit(report.value("exit_code", exit_code(Code::WorkerFailed)));
+  }
   return report.value("exit_code", exit_code(Code::WorkerFailed));
 }
 

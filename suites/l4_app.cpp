@@ -166,6 +166,8 @@ KD_STEP(4, L4_App, ModelLoad, "L4.model_load", "L3.synchronize", "L4.extension_l
   ctx.fact("/app/model/format", app::format_key(file.format));
   if (!file.unsafe.empty())  // LibTorch's loader extracts a package's entries: refused before it sees them
     return Outcome::fail(Code::ModelLoadFailed, "refused: an archive entry would be extracted outside its folder: " + file.unsafe);
+  if (!file.corrupt.empty())  // LibTorch would read past a truncated record without an error
+    return Outcome::fail(Code::ModelLoadFailed, "wrongly formatted: a truncated or inconsistent archive: " + file.corrupt);
   if (file.format == app::ModelFormat::Unknown)
     return Outcome::fail(Code::ModelLoadFailed,
                          "wrongly formatted: neither a TorchScript model nor an AOTInductor package: " + file.why);

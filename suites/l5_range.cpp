@@ -43,6 +43,7 @@ struct Sweep {
   WorkerContext& ctx;
   bool gpu;
   bool length_axis;
+  double host_share = 0;  // CPU: the share of MemAvailable a point's estimate may reach
   Code failure_code = Code::RuntimeError;
   std::optional<uint64_t> device_total;
   int recoveries = 0;  // out-of-memory points after which the memory was checked back at its baseline
@@ -54,7 +55,7 @@ struct Sweep {
     in.max_length = length_axis ? value : kL4MaxLength;
     in.warm_runs = kWarmRuns;
     in.budget_ms = seconds_left * 1000;
-    in.host_fraction = ctx.options.range_memory_fraction;
+    in.host_fraction = host_share;
     in.fault = ctx.probe_fault();
     return in;
   }
@@ -88,7 +89,7 @@ struct Sweep {
         p.result = range::Result::MemoryFraction;
         p.ran = false;
         p.note = fmt::format("estimated {} is over {} of the host's available memory: not run", gib(out->estimated_bytes),
-                             ctx.options.range_memory_fraction);
+                             host_share);
         break;
       default:  // out of memory: the capped allocator's refusal while the device had room, or the device itself
         const bool capped = out->counters && out->requested_bytes > 0 && out->at_oom.device_free >= out->requested_bytes;
@@ -142,6 +143,8 @@ KD_STEP(5, L5_Memory, OperatingRange, "L5.range", "L3.synchronize") {
     return Outcome::not_applicable(fmt::format("not enough of --timeout {} s left for the range sweep ({:.1f} s)", o.timeout_s,
                                                ctx.seconds_left()));
   Sweep s(ctx, !ctx.cpu_mode(), o.range_axis == "length");
+  s.host_share = range::cpu_host_share(o.range_memory_fraction);  // a shared node keeps most of its memory
+  const std::optional<uint64_t> available = s.gpu ? std::nullopt : range::host_available_bytes();
   if (s.gpu) {
     const kd_status st = ctx.probe->range_memory_fraction(ctx.device_index(), o.range_memory_fraction);
     if (st.kind != KD_OK) return backend_failure(st);
@@ -166,7 +169,10 @@ KD_STEP(5, L5_Memory, OperatingRange, "L5.range", "L3.synchronize") {
             {"budget_capped_by_timeout", capped},
             {"memory_fraction", o.range_memory_fraction},
             {"memory_limit", s.gpu ? "allocator" : "host_estimate"},
-            {"memory_cap_bytes", s.device_total ? json(static_cast<uint64_t>(*s.device_total * o.range_memory_fraction)) : json()},
+            {"memory_cap_bytes", s.device_total ? json(static_cast<uint64_t>(*s.device_total * o.range_memory_fraction))
+                                 : available  ? json(range::host_cap_bytes(s.host_share, *available))
+                                              : json()},
+            {"host_memory_share", s.gpu ? json() : json(s.host_share)},
             {"points", points},
             {"largest_pass", maybe(r.largest_pass)},
             {"first_fail", maybe(r.first_fail)},

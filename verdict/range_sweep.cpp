@@ -1,6 +1,8 @@
 #include "range_sweep.h"
 
 #include <algorithm>
+#include <cmath>
+#include <fstream>
 
 namespace kd::range {
 
@@ -13,6 +15,23 @@ const char* name(Result r) {
     case Result::Failed: break;
   }
   return "failed";
+}
+
+double cpu_host_share(double range_memory_fraction) {
+  return std::isfinite(range_memory_fraction) && range_memory_fraction > 0 ? std::min(range_memory_fraction, kCpuHostShareMax) : 0;
+}
+
+uint64_t host_cap_bytes(double share, uint64_t available) {
+  return static_cast<uint64_t>(std::floor(cpu_host_share(share) * static_cast<double>(available)));
+}
+
+std::optional<uint64_t> host_available_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  uint64_t kib = 0;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return std::nullopt;
 }
 
 namespace {

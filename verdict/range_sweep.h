@@ -46,6 +46,14 @@ struct Outcome {
   double seconds = 0;
 };
 
+// On the CPU the sweep shares its node with other work: a point whose estimated size passes this share
+// of the host's available memory (MemAvailable) is not run, whatever --range-memory-fraction allows
+// (issue 17: 0.9 of it reached 9.4 GB of RSS). docs/limits.md.
+inline constexpr double kCpuHostShareMax = 0.25;
+double cpu_host_share(double range_memory_fraction);  // min(fraction, kCpuHostShareMax)
+uint64_t host_cap_bytes(double share, uint64_t available);  // the estimate a CPU point may reach
+std::optional<uint64_t> host_available_bytes();  // MemAvailable from /proc/meminfo
+
 // run(value, seconds_left) runs one point; now() is the sweep's clock in seconds.
 using RunPoint = std::function<Point(int64_t value, double seconds_left)>;
 using Clock = std::function<double()>;

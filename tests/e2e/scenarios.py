@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import time
+import zipfile
 from dataclasses import dataclass
 
 from kd import Result, copy_alone, gpu_count, loaded_library, read, validate
@@ -523,3 +524,62 @@ def file_appears_during_run(t, b):
     t.assertEqual(read(path), "precious")
     t.assertEqual(os.listdir(t.dir), ["report.json"])
     return Result(sup.returncode, out, err)
+
+
+# --- 13, 14: the user's model (--model, --input; tests/data) ---------------------------------------
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
+
+
+def model_run(t, b, model, **outputs):
+    """A CPU run of MODEL with tests/data/tiny_spec.json, its outputs' entries replaced by OUTPUTS."""
+    spec = json.loads(read(os.path.join(DATA, "tiny_spec.json")))
+    spec["outputs"].update(outputs)
+    path = os.path.join(t.dir, "spec.json")
+    with open(path, "w") as f:
+        json.dump(spec, f)
+    tmp = os.path.join(t.dir, "tmp")
+    os.mkdir(tmp)
+    r = t.run_kd("--device", "cpu", "--model", model, "--input", path, binary=b.bin, env=dict(os.environ, TMPDIR=tmp))
+    t.assertEqual(os.listdir(tmp), [])  # nothing extracted or copied is left
+    return r
+
+
+@row("MODEL_LOAD_FAILED", 13, "L4.model_load", "a .pt2 package with a '../' entry: refused before LibTorch", builds=PROBE)
+def hostile_package(t, b):
+    path = os.path.join(t.dir, "model.pt2")
+    with zipfile.ZipFile(os.path.join(DATA, "tiny_model_cpu.pt2")) as zin, zipfile.ZipFile(path, "w") as zout:
+        for info in zin.infolist():
+            zout.writestr(info, zin.read(info))
+        zout.writestr("tiny/../../evil.txt", b"pwned\n")
+    r = model_run(t, b, path)
+    t.assertIn("has a '..' component", message(r))
+    t.assertFalse(os.path.exists(os.path.join(t.dir, "evil.txt")))
+    return r
+
+
+@row("MODEL_LOAD_FAILED", 13, "L4.model_load", "a TorchScript file whose tensor record is truncated", builds=PROBE)
+def truncated_tensor_record(t, b):
+    path = os.path.join(t.dir, "model.pt")
+    with zipfile.ZipFile(os.path.join(DATA, "tiny_model.pt")) as zin, zipfile.ZipFile(path, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info)
+            zout.writestr(info, data[:40] if info.filename.endswith("/data/0") else data)
+    r = model_run(t, b, path)
+    t.assertIn("holds 40 bytes, its tensor storage", message(r))
+    return r
+
+
+@row("APP_CHECK_FAILED", 14, "L4.model_run", "tests/data/tiny_model.pt against a spec expecting 3 outputs", builds=PROBE)
+def broken_contract(t, b):
+    r = model_run(t, b, os.path.join(DATA, "tiny_model.pt"), count=3)
+    t.assertTrue(message(r).startswith("rule 'count'"), message(r))
+    return r
+
+
+# --- 16: a performance floor (GPU only: L6's ceilings are GPU measurements, n/a on the CPU) -------
+
+@row("PERFORMANCE_BELOW_FLOOR", 16, "L6.matmul_*", "--min-matmul-fraction 1: no GPU reaches its datasheet peak",
+     builds=("cuda",), machine="gpu")
+def matmul_floor(t, b):
+    return t.run_kd("--layers", "L6", "--min-matmul-fraction", "1", binary=b.bin)

@@ -1,15 +1,17 @@
 """Issue 17: hostile model packages, unbounded inputs, what a run leaves behind, command-line gaps.
 Each test failed on the build before the fix; docs/limits.md lists the bounds."""
+import fcntl
 import json
 import os
+import signal
 import subprocess
 import threading
 import time
 import unittest
 import zipfile
 
-from kd import BIN, BUILD, DiagnosticTest, needs_probe
-from test_app import PACKAGE, ModelTest
+from kd import BIN, BUILD, DiagnosticTest, needs_probe, validate
+from test_app import MODEL, PACKAGE, ModelTest
 
 
 def add_entry(src, dst, name, data=b"pwned\n", symlink=False):
@@ -58,6 +60,26 @@ class HostilePackage(ModelTest, Leftovers):
             self.assertFalse(os.path.exists(victim))
             self.assertNothingLeft()
             os.unlink(path)
+
+    def test_a_truncated_tensor_record_is_refused_before_loading(self):
+        # LibTorch loaded this file and read past the record: the contract "passed" with other outputs each run.
+        path = os.path.join(self.dir, "model.pt")
+        with zipfile.ZipFile(MODEL) as zin, zipfile.ZipFile(path, "w") as zout:
+            for info in zin.infolist():
+                data = zin.read(info)
+                zout.writestr(info, data[:40] if info.filename.endswith("/data/0") else data)
+        r = self.run_model(path)
+        self.assertModelLoadFailed(r, "wrongly formatted: a truncated or inconsistent archive: ")
+        self.assertIn("'tiny_model/data/0' holds 40 bytes, its tensor storage (24 x FloatStorage) needs 96",
+                      r.report["error"]["message"])
+        self.assertEqual(r.report["app"]["model"]["format"], "torchscript")
+        with open(MODEL, "rb") as f:  # cut inside a record, the directory kept: the records no longer line up
+            whole = f.read()
+        with open(path, "wb") as f:
+            f.write(whole[:200] + whole[260:])
+        r = self.run_model(path)
+        self.assertEqual(r.report["code"], "MODEL_LOAD_FAILED", r.stdout[-2000:])
+        self.assertNothingLeft()
 
     def test_a_package_run_leaves_nothing_in_tmpdir(self):
         r = self.run_model(PACKAGE)
@@ -184,6 +206,100 @@ class CommandLineGaps(DiagnosticTest):
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn("--kd-batch-job is internal", proc.stderr)
         self.assertEqual(os.listdir(target), [])
+
+
+@needs_probe
+class InProcessStops(Leftovers):
+    """--in-process runs the tests in the supervisor: SIGINT and SIGTERM still end a hung run at once,
+    with a verdict, and its scratch folder goes."""
+
+    def test_sigint_and_sigterm_end_a_hung_in_process_run_with_a_verdict(self):
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            report = os.path.join(self.dir, f"report-{sig}.json")
+            proc = subprocess.Popen([BIN, "--device", "cpu", "--in-process", "--inject-fault", "hang", "--output", report],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
+            time.sleep(8)  # LibTorch loaded, L3 hangs in its synchronize step
+            self.assertIsNone(proc.poll(), "the hang fault did not hang")
+            sent = time.monotonic()
+            proc.send_signal(sig)
+            try:
+                out, err = proc.communicate(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                self.fail(f"--in-process ignored signal {sig}")
+            self.assertLess(time.monotonic() - sent, 10)
+            with open(report) as f:
+                data = json.load(f)
+            validate(data)
+            self.assertEqual(proc.returncode, data["exit_code"], out + err)
+            self.assertEqual(data["code"], "WORKER_FAILED", out)
+            self.assertIn("interrupted", data["error"]["message"])
+            self.assertIn(f"Verdict: WORKER_FAILED (exit 11)", out)
+            self.assertNothingLeft()
+
+
+@needs_probe
+class StaleScratch(Leftovers):
+    """A supervisor killed with SIGKILL cannot clean up: the next run removes its scratch folder, and
+    never one whose owner still runs."""
+
+    def live_folder(self, pid):
+        """A scratch folder named for PID whose .owner this test holds locked, as a running supervisor does."""
+        path = os.path.join(self.tmp, f"kd-run-{pid}-Live01")
+        os.mkdir(path, 0o700)
+        fd = os.open(os.path.join(path, ".owner"), os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        self.addCleanup(os.close, fd)
+        return path
+
+    def test_the_next_run_removes_what_a_killed_supervisor_left(self):
+        proc = subprocess.Popen([BIN, "--device", "cpu", "--inject-fault", "hang", "--timeout", "100"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env)
+        deadline = time.monotonic() + 30
+        while not os.listdir(self.tmp) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(1)
+        proc.kill()
+        proc.wait()
+        left = os.listdir(self.tmp)
+        self.assertEqual(len(left), 1, left)
+        self.assertTrue(left[0].startswith(f"kd-run-{proc.pid}-"), left)
+        live = self.live_folder(os.getpid())               # a run still going
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        elsewhere = self.live_folder(dead.pid)             # its pid is gone here, but its lock is held
+        r = self.run_kd("--device", "cpu", "--gtest_filter=NoSuchTest*", env=self.env, report=False)
+        self.assertEqual(r.rc, 2, r.stderr)
+        self.assertEqual(sorted(os.listdir(self.tmp)), sorted(os.path.basename(p) for p in (live, elsewhere)))
+
+
+class SignalWhileSaving(DiagnosticTest):
+    """A stop signal during the final write: the files end complete (or removed), a verdict is printed,
+    and the exit code is the report's. --inject-fault slow-save (test only) pauses between the bundle
+    and the report so that the signal lands inside the save."""
+
+    def test_sigterm_during_the_save_leaves_complete_files_and_the_reports_exit_code(self):
+        bundle, report = os.path.join(self.dir, "bundle"), os.path.join(self.dir, "report.json")
+        proc = subprocess.Popen([BIN, "--device", "cpu", "--inject-fault", "slow-save", "--bundle", bundle,
+                                 "--output", report], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 110
+        while not os.path.exists(bundle) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)  # the bundle is saved: the report is next, after the pause
+        self.assertTrue(os.path.exists(bundle), "the bundle was not written")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        hidden = [n for n in os.listdir(self.dir) if n.startswith(".")]
+        self.assertEqual(hidden, [], "a hidden partial folder was left")
+        self.assertTrue(os.path.exists(report), f"the bundle exists without its report\n{out}\n{err}")
+        with open(report) as f:
+            data = json.load(f)
+        validate(data)
+        self.assertEqual(proc.returncode, data["exit_code"], out + err)
+        self.assertIn(f"Verdict: {data['code']} (exit {data['exit_code']})", out)
+        self.assertIn("received while saving", out)
+        with open(os.path.join(bundle, "report.json")) as f:
+            self.assertEqual(json.load(f)["run_id"], data["run_id"])
 
 
 if __name__ == "__main__":

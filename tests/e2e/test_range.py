@@ -11,6 +11,14 @@ from kd import BUILD, DiagnosticTest, needs_probe
 XMLLINT = os.environ.get("KD_XMLLINT", "xmllint")
 
 
+def mem_total():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no MemTotal")
+
+
 @needs_probe
 class OperatingRange(DiagnosticTest):
     def range_run(self, *extra):
@@ -26,7 +34,15 @@ class OperatingRange(DiagnosticTest):
         self.assertEqual(rng["axis"], "batch")
         self.assertEqual(rng["fixed"], {"max_length": 64})
         self.assertEqual(rng["memory_limit"], "host_estimate")
-        self.assertIsNone(rng["memory_cap_bytes"])
+        # Issue 17: a shared node keeps most of its memory: a quarter of MemAvailable at most (docs/limits.md).
+        self.assertEqual(rng["host_memory_share"], 0.25)
+        total = mem_total()
+        self.assertGreater(rng["memory_cap_bytes"], 0)
+        self.assertLessEqual(rng["memory_cap_bytes"], total // 4)
+        for p in rng["points"]:
+            if p["ran"]:
+                self.assertLessEqual(p["estimated_bytes"], total // 4, p)
+        self.assertIn("CPU: points estimated over 25 % of the host's available memory", r.stdout)
         self.assertEqual(rng["budget_s"], 3)
         self.assertIn("built on cpu", rng["workload"])
         values = [p["value"] for p in rng["points"]]
@@ -62,6 +78,7 @@ class OperatingRange(DiagnosticTest):
         self.assertEqual(rng["axis"], "length")
         self.assertEqual(rng["fixed"], {"batch": 8})
         self.assertEqual(rng["stop_reason"], "memory_fraction")
+        self.assertEqual(rng["host_memory_share"], 0.000001)  # a smaller fraction than the quarter is kept
         refused = [p for p in rng["points"] if p["result"] == "memory_fraction"]
         self.assertTrue(refused)
         self.assertFalse(refused[0]["ran"])

@@ -152,6 +152,25 @@ TEST(ReportBuilder, WorkerExitingWithoutVerdictIsWorkerFailed) {
   EXPECT_NE(r["error"]["message"].get<std::string>().find("status 1"), std::string::npos);
 }
 
+// Issue 17: a model whose loading crashes the worker (a .pt2 with a truncated library dies by SIGBUS)
+// is a model that did not load, with the crash as what happened in that stage.
+TEST(ReportBuilder, AWorkerThatDiesLoadingTheModelIsModelLoadFailed) {
+  const json r = build({stage("L3.product"), passed("L3_TinyOp", "Product"), stage("L4.model_load")}, killed(SIGBUS));
+  EXPECT_EQ(r["code"], "MODEL_LOAD_FAILED");
+  EXPECT_EQ(r["exit_code"], 13);
+  EXPECT_EQ(r["stage"], "L4.model_load");
+  EXPECT_NE(r["error"]["message"].get<std::string>().find("crashed the worker: the worker was killed by signal 7 (SIGBUS)"),
+            std::string::npos) << r["error"];
+  EXPECT_EQ(r["after_failure"], (json{{"event", "worker_failed"}, {"code", "WORKER_FAILED"}, {"stage", "L4.model_load"},
+                                      {"message", "the worker was killed by signal 7 (SIGBUS)"}}));
+  // Elsewhere, or stopped by the supervisor, it stays what it was.
+  EXPECT_EQ(build({stage("L4.model_run")}, killed(SIGBUS))["code"], "WORKER_FAILED");
+  WorkerEnd stopped = killed(SIGKILL);
+  stopped.interrupted = true;
+  EXPECT_EQ(build({stage("L4.model_load")}, stopped)["code"], "WORKER_FAILED");
+  EXPECT_EQ(build({stage("L4.model_load")}, timed_out())["code"], "TIMEOUT");
+}
+
 TEST(ReportBuilder, InterruptedRunIsWorkerFailed) {
   WorkerEnd w = killed(SIGTERM);
   w.interrupted = true;
