@@ -11,9 +11,10 @@
 
 namespace kd {
 
-inline constexpr const char* kSchemaVersion = "1.5";  // 1.1: host, python, arch, error.cause; 1.2: markers; 1.3: timing (L6), app.stop_resume;
+inline constexpr const char* kSchemaVersion = "1.6";  // 1.1: host, python, arch, error.cause; 1.2: markers; 1.3: timing (L6), app.stop_resume;
                                                       // 1.4: memory (L5), devices, device_index, peer (--device-index all, L7), app.model.format
                                                       // 1.5: after_failure, requested.gtest_environment_ignored
+                                                      // 1.6: memory.range for the concurrency and processes axes
 
 struct WorkerEnd {
   bool timed_out = false;

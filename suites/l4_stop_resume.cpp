@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "fixtures/child_process.h"
 #include "fixtures/layer_test.h"
 #include "fixtures/resume_check.h"
 #include "fixtures/scratch_folder.h"
@@ -52,23 +53,11 @@ struct Job {
   }
 };
 
-// This executable as the batch job; it stays in the worker's process group, so a timeout ends it too.
+// This executable as the batch job (fixtures/child_process.h), its output in the job's log.
 pid_t start(const WorkerContext& ctx, const Job& job) {
-  std::vector<std::string> args = {"/proc/self/exe", "--kd-batch-job", job.dir, "--device", ctx.options.device,
-                                   "--device-index", std::to_string(ctx.device_index())};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const std::string log = job.dir + "/job.log";
-  const pid_t pid = ::fork();
-  if (pid == 0) {  // only async-signal-safe calls until exec: the worker has LibTorch's threads
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
-    if (ctx.options.worker_fd >= 0) ::close(ctx.options.worker_fd);  // the event pipe is the worker's alone
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  return pid;
+  return start_self({"--kd-batch-job", job.dir, "--device", ctx.options.device, "--device-index",
+                     std::to_string(ctx.device_index())},
+                    job.dir + "/job.log", ctx.options.worker_fd);
 }
 
 // Past `after` batches and in the middle of the next one: some of its records on disk, not yet committed.
@@ -85,13 +74,6 @@ std::optional<int> wait_until(pid_t pid, const std::function<bool()>& ready) {
     if (ready()) return std::nullopt;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-}
-
-int wait_exit(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return status;
 }
 
 std::string how_it_ended(int status) {
