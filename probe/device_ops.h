@@ -17,6 +17,10 @@ void synchronize_or_throw(int index);
 // event_ms by CUDA events recorded on the current stream around the same region.
 void timed_on_device(int index, const std::function<void()>& fn, double* host_ms, double* event_ms);
 kd_status ceiling(int index, int kind, kd_ceiling_out* out);  // kd_ceiling_kind
+// L5's concurrency axis (these throw): fn runs with a stream of the pool as this thread's current
+// stream of the device; stream_synchronize_or_throw waits for the calling thread's current stream only.
+void on_pool_stream(int index, const std::function<void()>& fn);
+void stream_synchronize_or_throw(int index);
 
 // L5 and its operating range (these throw; probe_memory_cuda.cpp). The caching allocator of one device.
 kd_memory_counters memory_now(int index);

@@ -7,7 +7,8 @@
 #define KD_PROBE_ABI_VERSION 9  // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
                                 // 6: L5 memory; 7: the peer layer L7; 8: the model's format (AOTInductor packages);
                                 // 9: extension libraries (--extension), an input kept on the host; named model outputs and inputs,
-                                //    forward()'s signature
+                                //    forward()'s signature; the operating range's
+                                //    concurrency axis (range_concurrent)
 #define KD_PROBE_ENTRY "kd_probe_get_v1"
 
 #ifdef __cplusplus
@@ -199,6 +200,18 @@ typedef struct kd_range_point {
   char message[256];                // the out-of-memory message's first line
 } kd_range_point;
 
+// L5 operating range, concurrency axis: `executions` copies of the fixed L4 workload at once in
+// this process, one host thread each (on a GPU each on its own stream from the pool), sharing one
+// model. Every run of every execution is timed on its own (synchronized on its stream).
+#define KD_RANGE_MAX_EXECUTIONS 256
+#define KD_RANGE_MAX_LATENCIES (KD_RANGE_MAX_EXECUTIONS * (KD_RANGE_MAX_WARM + 1))
+typedef struct kd_range_concurrent_out {
+  kd_range_point point;             // result, counters and message as for range_point; warm/warm_ms unused
+  int runs;                         // warm runs completed, all executions together
+  double latency_ms[KD_RANGE_MAX_LATENCIES];
+  double wall_ms;                   // from the first execution's start to the last one's end (warm runs only)
+} kd_range_concurrent_out;
+
 // L7 peer layer, GPU only: a copy from one GPU to another. The source holds a known pattern
 // (0, 1, 2, ... as int32); the destination is compared with the same pattern built on the
 // destination itself, so a wrong byte is found on the device without trusting the copy.
@@ -263,6 +276,8 @@ typedef struct kd_probe_v1 {
   // The loaded model's forward() parameters (ABI 9), self left out: one line each, "NAME\tTYPE\tDEFAULT"
   // (DEFAULT 1 when it has a default value). KD_ERR_UNSUPPORTED when the format has no signature (AOTInductor).
   kd_status (*model_signature)(char* out, int cap);
+  // L5 operating range, concurrency axis (ABI 9): in's batch and max_length per execution.
+  kd_status (*range_concurrent)(const kd_range_in* in, int executions, kd_range_concurrent_out* out);
 } kd_probe_v1;
 
 typedef const kd_probe_v1* (*kd_probe_entry_fn)(void);

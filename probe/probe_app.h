@@ -14,6 +14,7 @@ kd_status timing_segments(const kd_app_embed_in* in, int runs, kd_timing_out* ou
 kd_status memory_workload(const kd_memory_in* in, kd_memory_out* out, kd_marker_sink step, void* user);  // L5
 kd_status range_memory_fraction(int index, double fraction);           // L5, probe_range.cpp
 kd_status range_point(const kd_range_in* in, kd_range_point* out);
+kd_status range_concurrent(const kd_range_in* in, int executions, kd_range_concurrent_out* out);
 kd_status app_training(int on_gpu, int index, const char* folder, kd_app_train_out* out);
 kd_status model_load(const char* path, int format, int on_gpu, int index, char* desc, int desc_cap);
 kd_status model_run(const kd_model_input* inputs, int count, kd_output_sink sink, kd_marker_sink marker, void* user,

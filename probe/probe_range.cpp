@@ -10,11 +10,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device_ops.h"
@@ -73,6 +76,64 @@ void run_point(const kd_range_in& in, const embed::EmbeddingModel& model, const 
   if (in.set.on_gpu) out->at_peak = memory_now(in.set.index);  // before the cache is emptied: reserved still held
 }
 
+// The concurrency axis' executions start their warm runs together: each waits here after its cold run.
+class StartLine {
+ public:
+  explicit StartLine(int n) : left_(n) {}
+  void arrive_and_wait() {
+    std::unique_lock<std::mutex> lock(m_);
+    if (--left_ == 0) {
+      t0_ = std::chrono::steady_clock::now();
+      cv_.notify_all();
+    }
+    cv_.wait(lock, [&] { return left_ <= 0; });
+  }
+  void leave() {  // an execution that failed before the line: the others do not wait for it
+    std::lock_guard<std::mutex> lock(m_);
+    if (--left_ == 0) t0_ = std::chrono::steady_clock::now(), cv_.notify_all();
+  }
+  std::chrono::steady_clock::time_point t0() {
+    std::lock_guard<std::mutex> lock(m_);
+    return t0_;
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  int left_;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
+
+// One execution of the concurrency axis, in its own thread (InferenceMode is per thread).
+// Every tensor it makes lives in this scope.
+void concurrent_execution(const kd_range_in& in, const embed::EmbeddingModel& model, const at::Device& device,
+                          std::chrono::steady_clock::time_point t0, StartLine& line, double* latency_ms, int* runs,
+                          bool* over_budget) {
+  c10::InferenceMode guard;
+  bool arrived = false;
+  try {
+    const embed::DeviceBatch batch = embed::grown_batch(in.set, in.batch, in.max_length, device);
+    for (int r = 0; r <= in.warm_runs; ++r) {
+      const auto t = std::chrono::steady_clock::now();
+      const at::Tensor v = model.forward(batch.tokens, batch.mask);
+      if (in.set.on_gpu) stream_synchronize_or_throw(in.set.index);  // this execution's stream only
+      if (r == 0) {
+        arrived = true;
+        line.arrive_and_wait();
+        continue;
+      }
+      latency_ms[(*runs)++] = ms_since(t);
+      if (r < in.warm_runs && ms_since(t0) > in.budget_ms) {
+        *over_budget = true;
+        return;
+      }
+    }
+  } catch (...) {
+    if (!arrived) line.leave();
+    throw;
+  }
+}
+
 }  // namespace
 
 kd_status range_memory_fraction(int index, double fraction) {
@@ -124,6 +185,82 @@ kd_status range_point(const kd_range_in* in, kd_range_point* out) {
       synchronize_or_throw(in->set.index);
       memory_empty_cache();
       out->after = memory_now(in->set.index);
+    }
+  });
+}
+
+kd_status range_concurrent(const kd_range_in* in, int executions, kd_range_concurrent_out* out) {
+  return guarded([&] {
+    *out = kd_range_concurrent_out{};
+    if (executions < 1 || executions > KD_RANGE_MAX_EXECUTIONS || in->batch < 1 || in->max_length < 1 || in->warm_runs < 1 ||
+        in->warm_runs > KD_RANGE_MAX_WARM || in->set.count < 1 || in->set.count > KD_APP_MAX_ITEMS)
+      throw std::invalid_argument("range_concurrent: bad executions, batch, max_length, warm_runs or input set");
+    const auto t0 = std::chrono::steady_clock::now();
+    const at::Device device = embed::target(in->set.on_gpu, in->set.index);
+    kd_range_point& p = out->point;
+    p.estimated_bytes = embed::grown_batch_bytes(in->batch, in->max_length) * static_cast<uint64_t>(executions);
+    if (!in->set.on_gpu && static_cast<double>(p.estimated_bytes) > in->host_fraction * static_cast<double>(available_host_bytes())) {
+      p.result = KD_RANGE_OVER_HOST_MEMORY;
+      return;
+    }
+    c10::InferenceMode guard;
+    embed::EmbeddingModel model(device);  // shared, read only, as a serving process shares its weights
+    model.training = false;
+    if (in->set.on_gpu) {
+      synchronize_or_throw(in->set.index);
+      p.counters = 1;
+      p.baseline = memory_now(in->set.index);
+      memory_reset_peak(in->set.index);
+    }
+    StartLine line(executions);
+    std::vector<std::vector<double>> latencies(executions, std::vector<double>(in->warm_runs));
+    std::vector<int> runs(executions, 0);
+    std::vector<char> over(executions, 0);
+    std::vector<std::string> oom(executions), error(executions);
+    std::vector<std::thread> threads;
+    for (int e = 0; e < executions; ++e)
+      threads.emplace_back([&, e] {
+        auto run = [&] {
+          bool over_budget = false;
+          concurrent_execution(*in, model, device, t0, line, latencies[e].data(), &runs[e], &over_budget);
+          over[e] = over_budget;
+        };
+        try {
+          if (in->set.on_gpu) {
+            on_pool_stream(in->set.index, run);
+          } else {
+            run();
+          }
+        } catch (const c10::Error& x) {
+          const std::string m = x.what_without_backtrace();
+          (looks_like_oom(m) ? oom : error)[e] = summary_line(m);
+        } catch (const std::bad_alloc& x) {
+          oom[e] = x.what();
+        } catch (const std::exception& x) {
+          error[e] = x.what();
+        }
+      });
+    for (auto& t : threads) t.join();
+    out->wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - line.t0()).count();
+    for (int e = 0; e < executions; ++e) {
+      for (int r = 0; r < runs[e]; ++r) out->latency_ms[out->runs++] = latencies[e][r];
+      if (over[e]) p.result = KD_RANGE_OVER_BUDGET;
+    }
+    for (int e = 0; e < executions; ++e)
+      if (!error[e].empty()) throw std::runtime_error("execution " + std::to_string(e) + ": " + error[e]);
+    for (int e = 0; e < executions; ++e)
+      if (!oom[e].empty()) {
+        p.result = KD_RANGE_OUT_OF_MEMORY;
+        copy_to(p.message, sizeof p.message, "execution " + std::to_string(e) + ": " + oom[e]);
+        p.requested_bytes = requested_bytes(oom[e]);
+        if (in->set.on_gpu) p.at_oom = memory_now(in->set.index);
+        break;
+      }
+    if (in->set.on_gpu) {
+      if (p.result != KD_RANGE_OUT_OF_MEMORY) p.at_peak = memory_now(in->set.index);
+      synchronize_or_throw(in->set.index);
+      memory_empty_cache();
+      p.after = memory_now(in->set.index);
     }
   });
 }

@@ -129,7 +129,7 @@ kd_status tiny_synchronize() {
 const kd_probe_v1 kTable = {
     KD_PROBE_ABI_VERSION, torch_info, gpu_state, device_props, tiny_inputs, tiny_product, tiny_loss, tiny_backward,
     tiny_synchronize, app_embeddings, app_training, model_load, model_run, timing_segments, ceiling, memory_workload,
-    range_memory_fraction, range_point, peer_copy, all_reduce, extension_load, model_signature,
+    range_memory_fraction, range_point, peer_copy, all_reduce, extension_load, model_signature, range_concurrent,
 };
 
 }  // namespace

@@ -97,13 +97,16 @@ std::string range_svg(const json& range) {
   const Plot plot(num(ran.front(), "value"), hi);
 
   Series latency{"warm median latency, ms", "#1f77b4", {}}, peak{"peak allocated, GiB", "#d62728", {}},
-      reserved{"reserved, GiB", "#ff7f0e", {}}, estimate{"estimated size, GiB (CPU)", "#2ca02c", {}};
+      reserved{"reserved, GiB", "#ff7f0e", {}}, estimate{"estimated size, GiB (CPU)", "#2ca02c", {}},
+      p95{"p95 latency, ms", "#9467bd", {}}, rss{"largest process resident, GiB", "#8c564b", {}};
   constexpr double kGiB = 1024.0 * 1024 * 1024;
   for (const auto& p : ran) {
     // The lines join what passed; a failed point's counters are read after its release (the dashed line marks it).
     if (str(p, "result") != "passed") continue;
     const double v = num(p, "value");
     if (!std::isnan(num(p, "warm_median_ms"))) latency.xy.emplace_back(v, num(p, "warm_median_ms"));
+    if (!std::isnan(num(p, "p95_ms"))) p95.xy.emplace_back(v, num(p, "p95_ms"));  // concurrency axis
+    if (!std::isnan(num(p, "rss_peak_bytes"))) rss.xy.emplace_back(v, num(p, "rss_peak_bytes") / kGiB);  // processes axis
     if (!std::isnan(num(p, "peak_allocated_bytes"))) peak.xy.emplace_back(v, num(p, "peak_allocated_bytes") / kGiB);
     if (!std::isnan(num(p, "reserved_bytes"))) reserved.xy.emplace_back(v, num(p, "reserved_bytes") / kGiB);
     if (std::isnan(num(p, "peak_allocated_bytes")) && !std::isnan(num(p, "estimated_bytes")))
@@ -115,7 +118,7 @@ std::string range_svg(const json& range) {
       for (const auto& [v, w] : s->xy) m = std::max(m, w);
     return m;
   };
-  double mem_max = ymax({&peak, &reserved, &estimate});
+  double mem_max = ymax({&peak, &reserved, &estimate, &rss});
   const double cap = num(range, "memory_cap_bytes") / kGiB;
   if (!std::isnan(cap)) mem_max = std::max(mem_max, cap);
 
@@ -130,8 +133,15 @@ std::string range_svg(const json& range) {
                      kLeft, escape(axis), escape(largest), escape(fail), escape(str(range, "stop_reason")));
   svg += fmt::format(R"(<text x="{}" y="42" font-size="10">{}</text>)", kLeft, escape(str(range, "workload")));
   svg += fmt::format(R"(<text x="{}" y="58" font-size="10">log2 x-axis; warm median of the synchronized forward passes</text>)", kLeft);
-  svg += "\n" + plot.panel(0, "latency (ms)", {latency}, ymax({&latency})) + "\n";
-  svg += plot.panel(1, "memory (GiB)", {peak, reserved, estimate}, mem_max) + "\n";
+  svg += "\n" + plot.panel(0, "latency (ms)", {latency, p95}, ymax({&latency, &p95})) + "\n";
+  svg += plot.panel(1, "memory (GiB)", {peak, reserved, estimate, rss}, mem_max) + "\n";
+  if (num(range, "knee") >= 1) {  // concurrency: where throughput stopped growing
+    const double x = plot.x(num(range, "knee"));
+    svg += fmt::format(R"(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}" stroke="#2ca02c" stroke-dasharray="6 3"/>)", x,
+                       kTop[0], kTop[0] + kPanelHeight);
+    svg += fmt::format(R"(<text x="{:.1f}" y="{}" text-anchor="middle" fill="#2ca02c" font-size="11">knee {}</text>)", x,
+                       kTop[0] - 4, field(range, "knee").dump());
+  }
   const double bottom = kTop[1] + kPanelHeight;
   if (!std::isnan(cap)) {
     const double y = bottom - cap / (mem_max * 1.1) * kPanelHeight;

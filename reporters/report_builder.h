@@ -16,7 +16,8 @@ inline constexpr const char* kSchemaVersion = "1.5";  // 1.1: host, python, arch
                                                       // 1.5: after_failure, requested.gtest_environment_ignored,
                                                       //      requested.extensions, app.extensions (--extension)
                                                       //      app.model.signature, output_list, device_assert,
-                                                      //      fault_injection slow-save, memory.range.host_memory_share
+                                                      //      fault_injection slow-save, memory.range.host_memory_share,
+                                                      //      memory.range for the concurrency and processes axes
 
 struct WorkerEnd {
   bool timed_out = false;

@@ -155,6 +155,37 @@ std::string peer_lines(const json& p) {
 
 std::string gib(const json& v) { return v.is_number() ? fmt::format("{:.2f}", v.get<double>() / (1024.0 * 1024 * 1024)) : "-"; }
 
+// The concurrency axis: throughput and latency per N, then the knee; the processes axis: time and
+// memory per N (the largest process), then the limit (the first process out of memory, by phase).
+std::string range_axis_lines(const json& range, const std::vector<json>& points, bool gpu) {
+  const bool conc = str(range, "axis") == "concurrency";
+  std::string out;
+  if (conc) {
+    out += fmt::format("  {:>11} {:<16} {:>12} {:>9} {:>9} {:>10}\n", "executions", "result", "per s", "p50 ms", "p95 ms",
+                       gpu ? "peak GiB" : "est. GiB");
+    for (const auto& p : points)
+      out += fmt::format("  {:>11} {:<16} {:>12} {:>9} {:>9} {:>10}\n", field(p, "value").dump(), str(p, "result"),
+                         number(field(p, "throughput_per_s"), "{:.4g}"), number(field(p, "p50_ms"), "{:.4g}"),
+                         number(field(p, "p95_ms"), "{:.4g}"), gib(field(p, gpu ? "peak_allocated_bytes" : "estimated_bytes")));
+    const json &knee = field(range, "knee"), &gain = field(range, "knee_min_gain");
+    out += knee.is_number() ? fmt::format("  knee: {} executions (the next doubling gained under {:.0f}%)\n", knee.dump(),
+                                          gain.is_number() ? gain.get<double>() * 100 : 0.0)
+                            : "  knee: not reached (throughput still grew at every doubling)\n";
+    return out;
+  }
+  out += fmt::format("  {:>10} {:<16} {:>10} {:>10} {:>12}{}\n", "processes", "result", "seconds", "warm ms", "RSS GiB",
+                     gpu ? fmt::format(" {:>12}", "device GiB") : "");
+  for (const auto& p : points)
+    out += fmt::format("  {:>10} {:<16} {:>10} {:>10} {:>12}{}\n", field(p, "value").dump(), str(p, "result"),
+                       number(field(p, "seconds"), "{:.3g}"), number(field(p, "warm_median_ms"), "{:.4g}"),
+                       gib(field(p, "rss_peak_bytes")), gpu ? fmt::format(" {:>12}", gib(field(p, "peak_allocated_bytes"))) : "");
+  const json& limit = field(range, "limit");
+  out += limit.is_object() ? fmt::format("  limit: at {} processes, process {} ran out of memory first, in phase {}\n",
+                                         field(limit, "processes").dump(), field(limit, "process").dump(), str(limit, "phase"))
+                           : "  limit: no process ran out of memory\n";
+  return out;
+}
+
 // L5: the operating range, one line per point in the order of the axis, then its result.
 std::string range_lines(const json& range) {
   const std::string axis = str(range, "axis");
@@ -170,6 +201,7 @@ std::string range_lines(const json& range) {
   if (!gpu && field(range, "host_memory_share").is_number())  // a shared node keeps the rest (docs/limits.md)
     out += fmt::format("  CPU: points estimated over {:g} % of the host's available memory ({} GiB) are not run\n",
                        field(range, "host_memory_share").get<double>() * 100, gib(field(range, "memory_cap_bytes")));
+  if (axis == "concurrency" || axis == "processes") return out + range_axis_lines(range, points, gpu);
   out += fmt::format("  {:>10} {:<16} {:>10} {:>10} {:>12}{}\n", axis, "result", "warm ms", "cold ms",
                      gpu ? "peak GiB" : "est. GiB", gpu ? fmt::format(" {:>12}", "reserved GiB") : "");
   for (const auto& p : points)

@@ -121,7 +121,7 @@ bool takes_value(const std::string& arg) {
                                           "--summary-md", "--layers", "--model", "--input", "--bundle",
                                           "--min-bandwidth-fraction", "--min-matmul-fraction", "--memory-fraction",
                                           "--range-memory-fraction", "--range-budget", "--inject-fault", "--kd-worker-fd",
-                                          "--kd-batch-job", "--kd-run-id", "--python", "--extension"};
+                                          "--kd-batch-job", "--kd-range-job", "--kd-run-id", "--python", "--extension"};
   return k.count(arg) > 0;
 }
 
@@ -181,11 +181,15 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       return std::nullopt;
     };
     std::string v;
-    if (arg == "--device" || arg == "--range-axis") {
+    if (arg == "--device") {
       if (auto e = value(&v)) return *e;
-      const bool device = arg == "--device";
-      if (auto e = check_either(arg, v, device ? "cuda" : "batch", device ? "cpu" : "length")) return *e;
-      (device ? o.device : o.range_axis) = v;
+      if (auto e = check_either(arg, v, "cuda", "cpu")) return *e;
+      o.device = v;
+    } else if (arg == "--range-axis") {
+      if (auto e = value(&v)) return *e;
+      if (v != "batch" && v != "length" && v != "concurrency" && v != "processes")
+        return UsageError{fmt::format("--range-axis must be 'batch', 'length', 'concurrency' or 'processes', not '{}'", v)};
+      o.range_axis = v;
     } else if (arg == "--device-index") {
       if (auto e = value(&v)) return *e;
       long n = 0;
@@ -271,6 +275,11 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
     } else if (arg == "--kd-cpu-rerun") {
       if (inline_value) return UsageError{"--kd-cpu-rerun is internal"};
       o.cpu_rerun = true;
+    } else if (arg == "--kd-range-job") {
+      if (auto e = value(&v)) return *e;
+      double share = 0;
+      if (!parse_seconds(v, &share) || !(share > 0 && share <= 1)) return UsageError{"--kd-range-job is internal"};
+      o.range_job_share = share;
     } else if (arg == "--kd-run-id") {
       if (auto e = value(&v)) return *e;
       if (v.empty() || v.size() > 64 || v.find_first_not_of("0123456789abcdef") != std::string::npos)
@@ -392,8 +401,10 @@ Options:
                         L6: the same for the matrix products (default 0.5)
   --memory-fraction F   L5: let the caching allocator hold at most F of the GPU's
                         memory (0 < F <= 1) while L5's workload runs: as on a smaller card
-  --range-axis batch|length
-                        L5: the axis the operating range grows (default batch)
+  --range-axis batch|length|concurrency|processes
+                        L5: the axis the operating range grows (default batch):
+                        the batch, the sequence length, executions at once in one
+                        process, or worker processes at once on the device
   --range-budget S      L5: the range sweep's time, 1 to 110 s (default 20); a run
                         with L5 needs --timeout of at least S + 10
   --range-memory-fraction F

@@ -37,7 +37,7 @@ struct Options {
   // L5: "pretend this card is smaller": the caching allocator may hold at most this fraction of the
   // device's memory while L5's workload runs (setMemoryFraction); unset: the whole device.
   std::optional<double> memory_fraction;
-  std::string range_axis = "batch";    // L5: the axis that grows, "batch" or "length"
+  std::string range_axis = "batch";    // L5: the axis that grows: "batch", "length", "concurrency" or "processes"
   double range_budget_s = kDefaultRangeBudget;
   double range_memory_fraction = kDefaultRangeMemoryFraction;
   std::string fault;                   // test-only fault injection; "" when off
@@ -46,6 +46,7 @@ struct Options {
   std::string run_id;                  // internal: the supervisor's run id, carried by the worker's markers
   std::optional<std::string> batch_job;  // internal: this process is L4's stop/resume batch job, in this folder
   bool cpu_rerun = false;  // internal: this process re-runs --model on the CPU after a device-side assert
+  std::optional<double> range_job_share;  // internal: one process of L5's processes axis; its share of the allocator cap
 
   bool cpu_mode() const { return device == "cpu"; }
   bool has_gtest_flag(const std::string& name) const;  // e.g. "list_tests", "filter"

@@ -9,6 +9,7 @@
 #include "runner/aggregate_command.h"
 #include "runner/batch_job.h"
 #include "runner/model_rerun.h"
+#include "runner/range_job.h"
 #include "runner/cli.h"
 #include "runner/supervisor.h"
 #include "runner/worker.h"
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   const kd::Options& options = std::get<kd::Options>(parsed);
   if (options.batch_job) return kd::run_batch_job(options);  // started by L4's stop/resume step
   if (options.cpu_rerun) return kd::run_model_rerun(options);  // started by L4.model_run after a device-side assert
+  if (options.range_job_share) return kd::run_range_job(options);  // started by L5's processes axis
   if (options.worker_fd >= 0) return kd::run_worker(options, argv[0], kd::events::fd_sink(options.worker_fd));
   if (options.has_gtest_flag("list_tests")) return kd::run_worker(options, argv[0], nullptr);  // lists, runs nothing
   return kd::supervise(options, kd::self_executable());

@@ -1,21 +1,27 @@
 // L5's operating range: the L4 embeddings workload grown along one axis (--range-axis: batch,
-// or sequence length) by doubling, then bisecting between the last pass and the first failure
+// sequence length, concurrent executions in this process, or processes on the device) by doubling, then bisecting between the last pass and the first failure
 // (verdict/range_sweep), until it runs out of memory, out of its memory fraction or out of its
 // time (--range-budget). On a GPU the caching allocator is capped at --range-memory-fraction of
 // the device, so the out-of-memory that ends a sweep is real and cheap; every one is recovered
 // from inside the process, and the recovery is checked: a point that leaves memory allocated
 // fails the step (code 9). On the CPU the sweep runs against the host's available memory by the
 // workload's own estimate, never trying to exhaust it. Facts go under /memory/range.
+// The concurrency axis runs N executions of the fixed workload at once (one host thread each, on a
+// GPU each on its own stream) and finds the knee where throughput stops growing; it also stops at
+// the latency limit. The processes axis is in l5_range_processes.cpp.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "fixtures/layer_test.h"
+#include "fixtures/scratch_folder.h"
+#include "suites/l5_range_axes.h"
 #include "suites/embeddings_input.h"
 #include "verdict/performance.h"
 #include "verdict/range_sweep.h"
@@ -26,6 +32,11 @@ namespace {
 using nlohmann::json;
 
 constexpr int kWarmRuns = 3;
+constexpr int kConcurrencyWarmRuns = 8;  // per execution: enough runs for a p95 at N = 1
+// Concurrency: a median latency past this multiple of one execution's median (and past the floor,
+// under which scheduling noise dominates a tiny workload's latency) stops the axis. The median, not
+// the p95: one slow run among a few must not end the sweep.
+constexpr double kLatencyFactor = 8, kLatencyFloorMs = 1;
 constexpr int64_t kL4MaxLength = 64, kL4Count = 8;  // suites/embeddings_input.h: the set grows from these
 constexpr double kAfterSweep = 5;  // seconds of the run the sweep leaves for the report and the exit
 
@@ -39,11 +50,13 @@ json maybe(const std::optional<T>& v) {
 }
 
 struct Sweep {
-  Sweep(WorkerContext& c, bool on_gpu, bool length) : ctx(c), gpu(on_gpu), length_axis(length) {}
+  Sweep(WorkerContext& c, bool on_gpu, std::string a) : ctx(c), gpu(on_gpu), axis(std::move(a)), length_axis(axis == "length") {}
   WorkerContext& ctx;
   bool gpu;
+  std::string axis;
   bool length_axis;
   double host_share = 0;  // CPU: the share of MemAvailable a point's estimate may reach
+  std::optional<double> latency_limit_ms;  // concurrency: from one execution's median
   Code failure_code = Code::RuntimeError;
   std::optional<uint64_t> device_total;
   int recoveries = 0;  // out-of-memory points after which the memory was checked back at its baseline
@@ -51,7 +64,8 @@ struct Sweep {
   kd_range_in input(int64_t value, double seconds_left) const {
     kd_range_in in{};
     in.set = embeddings_input(gpu, ctx.device_index());
-    in.batch = length_axis ? kL4Count : value;
+    const bool batch_axis = axis == "batch";
+    in.batch = batch_axis ? value : kL4Count;
     in.max_length = length_axis ? value : kL4MaxLength;
     in.warm_runs = kWarmRuns;
     in.budget_ms = seconds_left * 1000;
@@ -73,6 +87,34 @@ struct Sweep {
     auto out = std::make_unique<kd_range_point>();
     const kd_status s = ctx.probe->range_point(&in, out.get());
     if (s.kind != KD_OK) return fail(s.kind == KD_ERR_OUT_OF_MEMORY ? Code::OutOfMemory : Code::RuntimeError, s.message);
+    return judge(out.get(), value);
+  }
+
+  // N executions at once; the point's latency is over every warm run of every execution.
+  range::Point run_concurrent(int64_t n, double seconds_left) {
+    kd_range_in in = input(n, seconds_left);
+    in.warm_runs = kConcurrencyWarmRuns;
+    auto out = std::make_unique<kd_range_concurrent_out>();
+    const kd_status s = ctx.probe->range_concurrent(&in, static_cast<int>(n), out.get());
+    if (s.kind != KD_OK) return fail(s.kind == KD_ERR_OUT_OF_MEMORY ? Code::OutOfMemory : Code::RuntimeError, s.message);
+    range::Point p = judge(&out->point, n);
+    if (p.result == range::Result::Failed || out->runs == 0) return p;
+    const std::vector<double> latencies(out->latency_ms, out->latency_ms + out->runs);
+    p.p50_ms = round3(perf::median(latencies));
+    p.p95_ms = round3(perf::p95(latencies));
+    p.warm_median_ms = p.p50_ms;
+    if (out->wall_ms > 0) p.throughput = round3(out->runs * static_cast<double>(in.batch) / (out->wall_ms / 1000));
+    if (p.result != range::Result::Passed) return p;
+    if (n == 1) latency_limit_ms = std::max(kLatencyFloorMs, round3(kLatencyFactor * *p.p50_ms));
+    if (latency_limit_ms && *p.p50_ms > *latency_limit_ms) {
+      p.result = range::Result::LatencyLimit;
+      p.note = fmt::format("the median latency {:.4g} ms is past the limit {:.4g} ms ({} times one execution's median, at "
+                           "least {} ms)", *p.p50_ms, *latency_limit_ms, kLatencyFactor, kLatencyFloorMs);
+    }
+    return p;
+  }
+
+  range::Point judge(kd_range_point* out, int64_t value) {
     if (out->counters) device_total = out->baseline.device_total;
     range::Point p;
     p.estimated_bytes = out->estimated_bytes;
@@ -83,7 +125,8 @@ struct Sweep {
         break;
       case KD_RANGE_OVER_BUDGET:
         p.result = range::Result::OverBudget;
-        p.note = fmt::format("the time budget ran out after {} of {} warm runs", out->warm, kWarmRuns);
+        p.note = axis == "concurrency" ? "the time budget ran out during the warm runs"
+                                       : fmt::format("the time budget ran out after {} of {} warm runs", out->warm, kWarmRuns);
         break;
       case KD_RANGE_OVER_HOST_MEMORY:
         p.result = range::Result::MemoryFraction;
@@ -107,14 +150,14 @@ struct Sweep {
                   fmt::format("after {} at {} {}, {} bytes stayed allocated (baseline {}): the recovery did not release "
                               "the point's memory",
                               out->result == KD_RANGE_OUT_OF_MEMORY ? "the out-of-memory" : "the point",
-                              length_axis ? "length" : "batch", value, out->after.allocated, out->baseline.allocated));
+                              axis, value, out->after.allocated, out->baseline.allocated));
     if (out->result == KD_RANGE_OUT_OF_MEMORY) ++recoveries;
     return p;
   }
 };
 
-json point_json(const range::Point& p) {
-  return {{"value", p.value},
+json point_json(const range::Point& p, const std::string& axis, const json& processes) {
+  json j = {{"value", p.value},
           {"result", range::name(p.result)},
           {"ran", p.ran},
           {"warm_median_ms", maybe(p.warm_median_ms)},
@@ -124,10 +167,22 @@ json point_json(const range::Point& p) {
           {"estimated_bytes", maybe(p.estimated_bytes)},
           {"seconds", round3(p.seconds)},
           {"note", p.note.empty() ? json() : json(p.note)}};
+  if (axis == "concurrency")
+    j.update({{"throughput_per_s", maybe(p.throughput)}, {"p50_ms", maybe(p.p50_ms)}, {"p95_ms", maybe(p.p95_ms)}});
+  if (axis == "processes")
+    j.update({{"rss_peak_bytes", maybe(p.rss_peak)}, {"processes", processes.value(std::to_string(p.value), json::array())}});
+  return j;
 }
 
-std::string workload(bool length_axis, const std::string& device) {
-  return length_axis ? fmt::format("L4 embeddings: the {} inputs, lengths scaled to a longest of N tokens, int64 tokens, "
+std::string workload(const std::string& axis, const std::string& device) {
+  if (axis == "concurrency")
+    return fmt::format("L4 embeddings: N executions at once in one process, each the {} inputs of up to {} tokens, one "
+                       "host thread each{}, one shared model, built on {}", kL4Count, kL4MaxLength,
+                       device == "cpu" ? "" : " and its own stream", device);
+  if (axis == "processes")
+    return fmt::format("L4 embeddings: N processes at once, each loading LibTorch and running the {} inputs of up to {} "
+                       "tokens, on {}", kL4Count, kL4MaxLength, device);
+  return axis == "length" ? fmt::format("L4 embeddings: the {} inputs, lengths scaled to a longest of N tokens, int64 tokens, "
                                    "built on {}", kL4Count, device)
                      : fmt::format("L4 embeddings: the {} inputs repeated to N sequences of up to {} tokens, int64 tokens, "
                                    "built on {}", kL4Count, kL4MaxLength, device);
@@ -142,43 +197,77 @@ KD_STEP(5, L5_Memory, OperatingRange, "L5.range", "L3.synchronize") {
   if (budget < 1)
     return Outcome::not_applicable(fmt::format("not enough of --timeout {} s left for the range sweep ({:.1f} s)", o.timeout_s,
                                                ctx.seconds_left()));
-  Sweep s(ctx, !ctx.cpu_mode(), o.range_axis == "length");
+  const std::string& axis = o.range_axis;
+  Sweep s(ctx, !ctx.cpu_mode(), axis);
   s.host_share = range::cpu_host_share(o.range_memory_fraction);  // a shared node keeps most of its memory
   const std::optional<uint64_t> available = s.gpu ? std::nullopt : range::host_available_bytes();
-  if (s.gpu) {
+  // The processes axis: every process loads LibTorch, whose host memory adds up; they together may
+  // use at most the CPU sweep's share of the host's available memory (range::cpu_host_share), on a GPU machine too.
+  const double host_share = s.host_share;
+  std::unique_ptr<ScratchFolder> folder;  // the processes' output, removed afterwards
+  if (axis == "processes") {
+    folder = std::make_unique<ScratchFolder>("kd-range");
+    if (folder->path.empty()) return Outcome::fail(Code::RuntimeError, "cannot create a scratch folder for the range's processes");
+  }
+  ProcessesAxis procs(ctx, s.gpu, folder ? folder->path : "", host_share);
+  if (s.gpu && axis != "processes") {  // the processes cap their own allocators, at the cap's share each
     const kd_status st = ctx.probe->range_memory_fraction(ctx.device_index(), o.range_memory_fraction);
     if (st.kind != KD_OK) return backend_failure(st);
   }
+  range::Limits limits{1, int64_t(1) << 30, budget, 16};
+  range::RunPoint run = [&](int64_t v, double left) { return s.run(v, left); };
+  if (axis == "concurrency") {
+    // On the CPU past four executions a core nothing new is learnt; on a GPU the probe's own bound.
+    limits.max_value = s.gpu ? KD_RANGE_MAX_EXECUTIONS
+                             : std::clamp<int64_t>(4 * std::thread::hardware_concurrency(), 2, KD_RANGE_MAX_EXECUTIONS);
+    limits.bisect_divisor = 1;  // the doubling's bracket is the answer: no bisection between executions
+    run = [&](int64_t v, double left) { return s.run_concurrent(v, left); };
+  } else if (axis == "processes") {
+    limits.max_value = procs.max_value();
+    limits.bisect_divisor = 1;
+    run = [&](int64_t v, double left) {
+      range::Point p = procs.run(v, left);
+      if (p.result == range::Result::Failed) s.failure_code = procs.failure_code;
+      return p;
+    };
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const range::Outcome r = range::sweep(
-      range::Limits{1, int64_t(1) << 30, budget, 16}, [&](int64_t v, double left) { return s.run(v, left); },
-      [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); });
-  if (s.gpu) {  // the rest of the run gets the whole device again
+      limits, run, [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); });
+  if (s.gpu && axis != "processes") {  // the rest of the run gets the whole device again
     const kd_status st = ctx.probe->range_memory_fraction(ctx.device_index(), 1.0);
     if (st.kind != KD_OK && !r.failure) return backend_failure(st);
   }
+  if (procs.device_total) s.device_total = procs.device_total;
   json points = json::array();
-  for (const range::Point& p : r.points) points.push_back(point_json(p));
+  for (const range::Point& p : r.points) points.push_back(point_json(p, axis, procs.processes));
   const bool capped = budget < o.range_budget_s;
-  ctx.fact("/memory/range",
-           {{"axis", o.range_axis},
-            {"workload", workload(s.length_axis, s.gpu ? fmt::format("cuda:{}", ctx.device_index()) : "cpu")},
-            {"fixed", s.length_axis ? json{{"batch", kL4Count}} : json{{"max_length", kL4MaxLength}}},
-            {"warm_runs", kWarmRuns},
-            {"budget_s", round3(budget)},
-            {"budget_capped_by_timeout", capped},
-            {"memory_fraction", o.range_memory_fraction},
-            {"memory_limit", s.gpu ? "allocator" : "host_estimate"},
-            {"memory_cap_bytes", s.device_total ? json(static_cast<uint64_t>(*s.device_total * o.range_memory_fraction))
-                                 : available  ? json(range::host_cap_bytes(s.host_share, *available))
-                                              : json()},
-            {"host_memory_share", s.gpu ? json() : json(s.host_share)},
-            {"points", points},
-            {"largest_pass", maybe(r.largest_pass)},
-            {"first_fail", maybe(r.first_fail)},
-            {"stop_reason", r.stop_reason},
-            {"recoveries", s.gpu ? json(s.recoveries) : json()},
-            {"seconds", round3(r.seconds)}});
+  json fixed = axis == "batch"    ? json{{"max_length", kL4MaxLength}}
+               : axis == "length" ? json{{"batch", kL4Count}}
+                                  : json{{"batch", kL4Count}, {"max_length", kL4MaxLength}};
+  json fact = {{"axis", axis},
+               {"workload", workload(axis, s.gpu ? fmt::format("cuda:{}", ctx.device_index()) : "cpu")},
+               {"fixed", fixed},
+               {"warm_runs", axis == "concurrency" ? kConcurrencyWarmRuns : kWarmRuns},
+               {"budget_s", round3(budget)},
+               {"budget_capped_by_timeout", capped},
+               {"memory_fraction", o.range_memory_fraction},
+               {"memory_limit", s.gpu ? "allocator" : "host_estimate"},
+               {"memory_cap_bytes", s.device_total ? json(static_cast<uint64_t>(*s.device_total * o.range_memory_fraction))
+                                    : available  ? json(range::host_cap_bytes(s.host_share, *available))
+                                                 : json()},
+               {"host_memory_share", s.gpu ? json() : json(s.host_share)},
+               {"points", points},
+               {"largest_pass", maybe(r.largest_pass)},
+               {"first_fail", maybe(r.first_fail)},
+               {"stop_reason", r.stop_reason},
+               {"recoveries", s.gpu && axis != "processes" ? json(s.recoveries) : json()},
+               {"seconds", round3(r.seconds)}};
+  if (axis == "concurrency")
+    fact.update({{"knee", maybe(range::knee(r.points))}, {"knee_min_gain", range::kKneeMinGain},
+                 {"latency_limit_ms", maybe(s.latency_limit_ms)}});
+  if (axis == "processes") fact.update({{"limit", procs.limit}, {"host_memory_share", host_share}});
+  ctx.fact("/memory/range", fact);
   if (r.failure) return Outcome::fail(s.failure_code, *r.failure);
   return Outcome::pass();
 }

@@ -12,6 +12,7 @@ const char* name(Result r) {
     case Result::OutOfMemory: return "out_of_memory";
     case Result::MemoryFraction: return "memory_fraction";
     case Result::OverBudget: return "time_budget";
+    case Result::LatencyLimit: return "latency_limit";
     case Result::Failed: break;
   }
   return "failed";
@@ -122,5 +123,15 @@ class Sweep {
 }  // namespace
 
 Outcome sweep(const Limits& limits, const RunPoint& run, const Clock& now) { return Sweep(limits, run, now).run(); }
+
+std::optional<int64_t> knee(std::vector<Point> points, double min_gain) {
+  points.erase(std::remove_if(points.begin(), points.end(),
+                              [](const Point& p) { return p.result != Result::Passed || !p.throughput; }),
+               points.end());
+  std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.value < b.value; });
+  for (size_t i = 1; i < points.size(); ++i)
+    if (*points[i].throughput < *points[i - 1].throughput * (1 + min_gain)) return points[i - 1].value;
+  return std::nullopt;
+}
 
 }  // namespace kd::range

@@ -15,9 +15,10 @@ enum class Result {
   OutOfMemory,     // the allocation failed: the device (or the allocator's capped share of it) is full
   MemoryFraction,  // refused by the memory fraction: the capped allocator, or the CPU guard before running
   OverBudget,      // the sweep's time ran out during the point, or would run out (predicted, not run)
+  LatencyLimit,    // concurrency axis: the p95 latency passed the limit (a multiple of one execution's median)
   Failed,          // anything else: a runtime error, or an out-of-memory that was not recovered from
 };
-const char* name(Result r);  // "passed", "out_of_memory", "memory_fraction", "time_budget", "failed"
+const char* name(Result r);  // "passed", "out_of_memory", "memory_fraction", "time_budget", "latency_limit", "failed"
 
 struct Point {
   int64_t value = 0;
@@ -27,6 +28,9 @@ struct Point {
   std::optional<double> cold_ms;
   std::optional<uint64_t> peak_allocated, reserved;  // GPU: the caching allocator's counters
   std::optional<uint64_t> estimated_bytes;  // the workload's own estimate of its peak, when the runner made one
+  std::optional<double> throughput;         // concurrency and processes axes: sequences per second, all together
+  std::optional<double> p50_ms, p95_ms;     // concurrency axis: over every warm run of every execution
+  std::optional<uint64_t> rss_peak;         // processes axis: the largest peak resident memory of one process
   std::string note;                         // why it failed, in words
   double seconds = 0;                       // what the point cost the sweep (filled by sweep())
 };
@@ -58,5 +62,11 @@ std::optional<uint64_t> host_available_bytes();  // MemAvailable from /proc/memi
 using RunPoint = std::function<Point(int64_t value, double seconds_left)>;
 using Clock = std::function<double()>;
 Outcome sweep(const Limits& limits, const RunPoint& run, const Clock& now);
+
+// The knee of the concurrency axis: the value after which throughput stops growing, i.e. the
+// first passed point whose next passed point (by value) gains less than min_gain over it.
+// nullopt while every step still gains (the knee lies beyond the points) or with under two points.
+inline constexpr double kKneeMinGain = 0.10;
+std::optional<int64_t> knee(std::vector<Point> points, double min_gain = kKneeMinGain);
 
 }  // namespace kd::range

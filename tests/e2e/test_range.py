@@ -87,6 +87,63 @@ class OperatingRange(DiagnosticTest):
         self.assertEqual(r.report["requested"]["range_axis"], "length")
         self.assertEqual(r.report["requested"]["range_memory_fraction"], 0.000001)
 
+    def test_the_concurrency_axis_on_cpu_records_throughput_latency_and_the_knee(self):
+        r, folder, rng = self.range_run("--range-axis", "concurrency")
+        self.assertEqual(rng["axis"], "concurrency")
+        self.assertEqual(rng["fixed"], {"batch": 8, "max_length": 64})
+        self.assertIn("one host thread each, one shared model, built on cpu", rng["workload"])
+        passed = [p for p in rng["points"] if p["result"] == "passed"]
+        self.assertGreaterEqual(len(passed), 2, rng["points"])
+        self.assertEqual([p["value"] for p in rng["points"]][:2], [1, 2])  # doubling from one execution
+        for p in passed:
+            self.assertGreater(p["throughput_per_s"], 0)
+            self.assertGreater(p["p95_ms"], 0)
+            self.assertGreaterEqual(p["p95_ms"], p["p50_ms"])
+            self.assertEqual(p["warm_median_ms"], p["p50_ms"])
+        self.assertLess(rng["seconds"], 3 + 3)  # within the budget (a point's runs may pass it a little)
+        self.assertIn(rng["stop_reason"], ("time_budget", "axis_limit", "latency_limit", "memory_fraction"))
+        self.assertEqual(rng["knee_min_gain"], 0.1)
+        self.assertAlmostEqual(rng["latency_limit_ms"], max(1, 8 * passed[0]["p50_ms"]), places=2)
+        # The knee is the first passed N whose next passed N gained under 10 %: recomputed from the points.
+        by_n = sorted(passed, key=lambda p: p["value"])
+        expected = next((a["value"] for a, b in zip(by_n, by_n[1:])
+                         if b["throughput_per_s"] < a["throughput_per_s"] * 1.1), None)
+        self.assertEqual(rng["knee"], expected)
+        self.assertIn("   executions result", r.stdout)
+        self.assertIn("  knee: ", r.stdout)
+        svg = open(os.path.join(folder, "operating_range.svg")).read()
+        self.assertIn(f"p95 latency, ms {by_n[-1]['value']}: {by_n[-1]['p95_ms']:.6g}", svg)
+        self.assertEqual(r.report["requested"]["range_axis"], "concurrency")
+
+    def test_the_processes_axis_on_cpu_records_memory_and_time_per_process(self):
+        folder = os.path.join(self.dir, "bundle")
+        r = self.run_kd("--device", "cpu", "--layers", "L5", "--range-axis", "processes", "--range-budget", "15",
+                        "--timeout", "40", "--bundle", folder)
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        rng = r.report["memory"]["range"]
+        self.assertEqual(rng["axis"], "processes")
+        self.assertEqual(rng["memory_limit"], "host_estimate")
+        self.assertEqual(rng["host_memory_share"], 0.25)
+        passed = [p for p in rng["points"] if p["result"] == "passed"]
+        self.assertGreaterEqual(len(passed), 2, rng["points"])
+        self.assertEqual([p["value"] for p in rng["points"]][:2], [1, 2])
+        for p in passed:
+            self.assertEqual(len(p["processes"]), p["value"])  # one record per process, each its own
+            self.assertEqual([q["process"] for q in p["processes"]], list(range(p["value"])))
+            for q in p["processes"]:
+                self.assertEqual((q["result"], q["phase"], q["exit"]), ("passed", "compute", "exit status 0"))
+                self.assertGreater(q["rss_peak_bytes"], 0)
+                self.assertGreater(q["seconds"], 0)
+            self.assertEqual(p["rss_peak_bytes"], max(q["rss_peak_bytes"] for q in p["processes"]))
+        self.assertIsNone(rng["limit"])  # nothing ran out of memory on the CPU within a quarter of the host
+        self.assertLess(rng["seconds"], 15 + 10)
+        self.assertIn("   processes result", r.stdout)
+        self.assertIn("  limit: no process ran out of memory", r.stdout)
+        svg = open(os.path.join(folder, "operating_range.svg")).read()
+        self.assertIn("largest process resident, GiB 1:", svg)
+        self.assertEqual([d for d in os.listdir(os.environ.get("TMPDIR", "/tmp")) if d.startswith("kd-range-")
+                          and os.stat(os.path.join(os.environ.get("TMPDIR", "/tmp"), d)).st_uid == os.getuid()], [])
+
     def test_a_budget_that_does_not_fit_the_timeout_is_a_usage_error(self):
         bad = self.run_kd("--device", "cpu", "--layers", "L5", "--timeout", "12", report=False)
         self.assertEqual(bad.rc, 2)

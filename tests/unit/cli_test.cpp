@@ -379,7 +379,11 @@ TEST(Cli, RangeOptionsAreCheckedAndTheBudgetMustFitTheTimeout) {
   EXPECT_EQ(d.range_memory_fraction, 0.9);
   EXPECT_EQ(ok({"--layers", "L5"}).range_budget_s, 20);  // 20 + 10 fits the default 30 s
   EXPECT_EQ(ok({"--range-axis=length", "--range-budget", "3", "--range-memory-fraction", "0.5"}).range_axis, "length");
-  EXPECT_NE(error({"--range-axis", "width"}).find("'batch' or 'length'"), std::string::npos);
+  EXPECT_NE(error({"--range-axis", "width"}).find("'batch', 'length', 'concurrency' or 'processes'"), std::string::npos);
+  EXPECT_EQ(ok({"--range-axis", "concurrency"}).range_axis, "concurrency");
+  EXPECT_EQ(ok({"--range-axis", "processes"}).range_axis, "processes");
+  EXPECT_NE(error({"--kd-range-job", "0"}).find("internal"), std::string::npos);  // a share in (0, 1] only
+  EXPECT_NE(error({"--kd-range-job", "2"}).find("internal"), std::string::npos);
   EXPECT_NE(error({"--range-budget", "0.5"}).find("from 1 to 110"), std::string::npos);
   EXPECT_NE(error({"--range-budget", "1e1"}).find("--range-budget"), std::string::npos);
   EXPECT_NE(error({"--range-memory-fraction", "0"}).find("above 0"), std::string::npos);

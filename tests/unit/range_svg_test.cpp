@@ -67,6 +67,24 @@ TEST(RangeSvg, TheCpuRangePlotsTheEstimateAndEscapesText) {
   EXPECT_EQ(svg.find("peak allocated, GiB 4"), std::string::npos);
 }
 
+TEST(RangeSvg, TheConcurrencyAxisPlotsItsP95AndKneeTheProcessesAxisItsLargestProcess) {
+  json r = gpu_range();
+  r["axis"] = "concurrency";
+  r["knee"] = 4;
+  r["points"][2]["p95_ms"] = 7.25;
+  std::string svg = range_svg(r);
+  expect_well_formed(svg);
+  for (const char* n : {"p95 latency, ms 4: 7.25", "knee 4", "concurrency, largest pass 6"})
+    EXPECT_NE(svg.find(n), std::string::npos) << n;
+  r["axis"] = "processes";
+  r.erase("knee");
+  r["points"][1]["rss_peak_bytes"] = 1073741824;
+  svg = range_svg(r);
+  expect_well_formed(svg);
+  EXPECT_NE(svg.find("largest process resident, GiB 2: 1"), std::string::npos);
+  EXPECT_EQ(svg.find("knee"), std::string::npos);
+}
+
 TEST(RangeSvg, NothingWithoutAPointThatRan) {
   EXPECT_EQ(range_svg(json()), "");
   EXPECT_EQ(range_svg({{"points", json::array()}}), "");

@@ -186,5 +186,49 @@ TEST(RangeSweep, TheCpuSweepKeepsToAQuarterOfTheAvailableMemoryAtMost) {
   EXPECT_GT(*available, 0u);
 }
 
+Point at(int64_t v, double throughput, Result r = Result::Passed) {
+  Point p;
+  p.value = v;
+  p.result = r;
+  p.throughput = throughput;
+  return p;
+}
+
+TEST(RangeKnee, IsWhereTheNextDoublingGainsUnderTenPercent) {
+  // 1 -> 2 doubles, 2 -> 4 gains 50 %, 4 -> 8 gains 5 %: throughput stopped growing after 4.
+  EXPECT_EQ(knee({at(1, 100), at(2, 200), at(4, 300), at(8, 315), at(16, 310)}), 4);
+  // In any order, and a point that fell (10 -> 9) is a knee too.
+  EXPECT_EQ(knee({at(4, 90), at(1, 50), at(2, 100)}), 2);
+}
+
+TEST(RangeKnee, NoneWhileEveryStepGainsOrWithUnderTwoPasses) {
+  EXPECT_EQ(knee({at(1, 100), at(2, 180), at(4, 300)}), std::nullopt);
+  EXPECT_EQ(knee({at(1, 100)}), std::nullopt);
+  EXPECT_EQ(knee({}), std::nullopt);
+  // Points that did not pass do not count: the out-of-memory at 8 is not a fall in throughput.
+  EXPECT_EQ(knee({at(1, 100), at(2, 190), at(4, 0, Result::OutOfMemory)}), std::nullopt);
+  EXPECT_EQ(knee({at(1, 100), at(2, 109)}, 0.10), 1);
+  EXPECT_EQ(knee({at(1, 100), at(2, 109)}, 0.05), std::nullopt);
+}
+
+TEST(RangeKnee, TheLatencyLimitIsAStopReasonOfItsOwn) {
+  EXPECT_STREQ(name(Result::LatencyLimit), "latency_limit");
+  double clock = 0;
+  const Outcome o = sweep(
+      Limits{1, 64, 20, 1},
+      [&](int64_t v, double) {
+        clock += 0.01;
+        Point p;
+        p.result = v < 8 ? Result::Passed : Result::LatencyLimit;
+        return p;
+      },
+      [&] { return clock; });
+  EXPECT_EQ(o.largest_pass, 4);
+  EXPECT_EQ(o.first_fail, 8);
+  EXPECT_EQ(o.stop_reason, "latency_limit");
+  EXPECT_EQ(o.points.size(), 4u);  // divisor 1: the doubling's bracket stands, no bisection
+  EXPECT_FALSE(o.failure);
+}
+
 }  // namespace
 }  // namespace kd::range

@@ -84,6 +84,36 @@ TEST(TerminalReporter, ShowsTheOperatingRangeInTheOrderOfTheAxis) {
   EXPECT_NO_THROW(render_terminal(r, false));
 }
 
+TEST(TerminalReporter, ShowsTheConcurrencyAxisWithItsKneeAndTheProcessesAxisWithItsLimit) {
+  nlohmann::json r = passed_cpu_report();
+  auto point = [](int v, const char* result, double per_s, double p50, double p95) {
+    return nlohmann::json{{"value", v}, {"result", result}, {"throughput_per_s", per_s}, {"p50_ms", p50}, {"p95_ms", p95},
+                          {"estimated_bytes", v * 17216}};
+  };
+  r["memory"] = {{"range", {{"axis", "concurrency"}, {"workload", "L4 embeddings"}, {"memory_limit", "host_estimate"},
+                            {"points", {point(1, "passed", 1000, 1.5, 2), point(2, "passed", 1900, 1.6, 2.5),
+                                        point(4, "passed", 1950, 3.2, 4.5)}},
+                            {"largest_pass", 4}, {"first_fail", nullptr}, {"stop_reason", "axis_limit"}, {"seconds", 1.2},
+                            {"knee", 2}, {"knee_min_gain", 0.1}}}};
+  std::string out = render_terminal(r, false);
+  EXPECT_EQ(line_starting(out, "   executions"), "   executions result                  per s    p50 ms    p95 ms   est. GiB") << out;
+  EXPECT_EQ(line_starting(out, "            2 passed"), "            2 passed                   1900       1.6       2.5       0.00");
+  EXPECT_EQ(line_starting(out, "  knee:"), "  knee: 2 executions (the next doubling gained under 10%)");
+  r["memory"]["range"]["knee"] = nullptr;
+  EXPECT_EQ(line_starting(render_terminal(r, false), "  knee:"), "  knee: not reached (throughput still grew at every doubling)");
+
+  r["memory"] = {{"range", {{"axis", "processes"}, {"workload", "L4 embeddings"}, {"memory_limit", "allocator"},
+                            {"points", {{{"value", 1}, {"result", "passed"}, {"seconds", 2.5}, {"warm_median_ms", 0.5},
+                                         {"rss_peak_bytes", 1073741824}, {"peak_allocated_bytes", 536870912}},
+                                        {{"value", 2}, {"result", "out_of_memory"}, {"seconds", 3.0}}}},
+                            {"largest_pass", 1}, {"first_fail", 2}, {"stop_reason", "out_of_memory"}, {"seconds", 5.5},
+                            {"limit", {{"processes", 2}, {"process", 1}, {"phase", "compute"}}}}}};
+  out = render_terminal(r, false);
+  EXPECT_EQ(line_starting(out, "   processes"), "   processes result              seconds    warm ms      RSS GiB   device GiB") << out;
+  EXPECT_EQ(line_starting(out, "           1 passed"), "           1 passed                  2.5        0.5         1.00         0.50");
+  EXPECT_EQ(line_starting(out, "  limit:"), "  limit: at 2 processes, process 1 ran out of memory first, in phase compute");
+}
+
 TEST(TerminalReporter, ShowsTheHintsCauseHostAndPython) {
   nlohmann::json r = failed_report();
   r["error"]["cause"] = "the device's architecture (sm_90) is not in the build's compiled list (sm_80)";
