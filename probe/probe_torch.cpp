@@ -8,7 +8,9 @@
 
 #include <dlfcn.h>
 
+#include <climits>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -38,7 +40,9 @@ TinyState& tiny() {
 std::string loaded_source() {
   Dl_info info{};
   if (::dladdr(reinterpret_cast<void*>(&at::show_config), &info) == 0 || !info.dli_fname) return "unknown";
-  const std::string path = info.dli_fname;
+  // The real path: a library found through ld.so's cache on a merged-/usr system is named under /lib/.
+  char real[PATH_MAX];
+  const std::string path = ::realpath(info.dli_fname, real) ? real : info.dli_fname;
   if (path.find("/.deps/torch-venv/") != std::string::npos) return "private";  // scripts/setup's own
   if (path.find("/site-packages/torch/") != std::string::npos || path.find("/dist-packages/torch/") != std::string::npos)
     return "python";

@@ -11,6 +11,10 @@ std::optional<Hint> extension_hint(const std::string& m) {
     return Hint{"the model calls a custom operator that no loaded library registered",
                 "pass the library that defines it with --extension FILE (the file the application loads with "
                 "torch.ops.load_library), built against this LibTorch"};
+  if (has(m, "is not built into this LibTorch"))
+    return Hint{"the model was saved by a newer torch than this LibTorch: it calls a built-in operator added since",
+                "run the suite built against the LibTorch of the torch that saved the model, or save the model again "
+                "with this LibTorch's torch version (the report's pytorch.version)"};
   if (!has(m, "extension '")) return std::nullopt;
   const char* rebuild = "rebuild the extension against this LibTorch (its headers and libraries, the version in the "
                         "report's pytorch.version), e.g. with torch.utils.cpp_extension of the matching torch or CMake's "

@@ -111,5 +111,14 @@ TEST(Extensions, AModelCallingAnUnregisteredOperatorNamesIt) {
   EXPECT_FALSE(unregistered_operator("PytorchStreamReader failed locating file constants.pkl: file not found"));
 }
 
+TEST(Extensions, ABuiltInOperatorMissingMeansANewerTorchSavedTheModel) {
+  // Debian's LibTorch 1.13 loading a model that torch 2.11 saved (all-MiniLM-L6-v2): no extension would help.
+  const auto m = unregistered_operator("Unknown builtin op: aten::scaled_dot_product_attention.");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(*m, "operator `aten::scaled_dot_product_attention` is not built into this LibTorch: the model was saved "
+                "by a newer torch");
+  EXPECT_NE(cause_of(*m).find("newer torch"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kd::ext
