@@ -4,11 +4,12 @@
 #pragma once
 #include <stdint.h>
 
-#define KD_PROBE_ABI_VERSION 9  // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
+#define KD_PROBE_ABI_VERSION 10 // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
                                 // 6: L5 memory; 7: the peer layer L7; 8: the model's format (AOTInductor packages);
                                 // 9: extension libraries (--extension), an input kept on the host; named model outputs and inputs,
                                 //    forward()'s signature; the operating range's
                                 //    concurrency axis (range_concurrent)
+                                // 10: the device's PCI address (L2's health test matches it to NVML's GPUs)
 #define KD_PROBE_ENTRY "kd_probe_get_v1"
 
 #ifdef __cplusplus
@@ -51,6 +52,7 @@ typedef struct kd_device_props {
   int major, minor;
   uint64_t total_memory_bytes;
   int multiprocessors;
+  int pci_domain, pci_bus, pci_device;  // the device's PCI address (matched to NVML's GPUs)
 } kd_device_props;
 
 // L4 embeddings: the suite chooses the inputs (ids, lengths); the probe generates tokens

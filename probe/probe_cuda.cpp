@@ -32,6 +32,9 @@ kd_status device_props(int index, kd_device_props* out) {
     out->minor = p->minor;
     out->total_memory_bytes = p->totalGlobalMem;
     out->multiprocessors = p->multiProcessorCount;
+    out->pci_domain = p->pciDomainID;  // HIP's device properties have the same three fields
+    out->pci_bus = p->pciBusID;
+    out->pci_device = p->pciDeviceID;
   });
 }
 

@@ -17,7 +17,8 @@ inline constexpr const char* kSchemaVersion = "1.5";  // 1.1: host, python, arch
                                                       //      requested.extensions, app.extensions (--extension)
                                                       //      app.model.signature, output_list, device_assert,
                                                       //      fault_injection slow-save, memory.range.host_memory_share,
-                                                      //      memory.range for the concurrency and processes axes
+                                                      //      memory.range for the concurrency and processes axes,
+                                                      //      host.nvml (GPU health facts), device.pci_bus_id, GPU_UNHEALTHY (18)
 
 struct WorkerEnd {
   bool timed_out = false;

@@ -45,6 +45,39 @@ std::string host_line(const json& h) {
   return out + "\n";
 }
 
+// A fact as text, "?" when this driver does not report it.
+std::string fact(const json& g, const char* key) {
+  const json& v = field(g, key);
+  return v.is_null() ? "?" : v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+// One compact line per GPU: identity, health, then the facts that explain speed.
+std::string nvml_lines(const json& nvml) {
+  const std::string status = str(nvml, "status");
+  if (status != "ok") {
+    const std::string why = field(nvml, "message").is_string() ? ": " + field(nvml, "message").get<std::string>() : "";
+    return fmt::format("Host (NVML): {}{}\n", status == "absent" ? "not installed" : status, why);
+  }
+  std::string out = fmt::format("Host (NVML): driver {}, CUDA {}\n", fact(nvml, "driver_version"),
+                                fact(nvml, "cuda_driver_version"));
+  for (const auto& g : field(nvml, "gpus")) {
+    const bool sick = !field(g, "problems").empty();
+    std::string reasons = "?";
+    if (field(g, "clock_event_reasons").is_array())
+      reasons = field(g, "clock_event_reasons").empty() ? "none" : fmt::format("{}", fmt::join(field(g, "clock_event_reasons"), ","));
+    out += fmt::format("  GPU {} {} {}: {}; ECC {} uncorr {}; PCIe gen{} x{} (max gen{} x{}); SM {}/{} MHz; events {}; {} C; "
+                       "{}/{} W\n",
+                       fact(g, "index"), fact(g, "name"), fact(g, "pci_bus_id"), sick ? "UNHEALTHY" : "healthy",
+                       fact(g, "ecc_mode"), fact(g, "ecc_volatile_uncorrected"), fact(g, "pcie_gen"), fact(g, "pcie_width"),
+                       fact(g, "pcie_gen_max"), fact(g, "pcie_width_max"), fact(g, "sm_clock_mhz"),
+                       fact(g, "sm_clock_max_mhz"), reasons, fact(g, "temperature_c"), fact(g, "power_draw_w"),
+                       fact(g, "power_limit_w"));
+    for (const auto& p : field(g, "problems")) out += "    problem: " + p.get<std::string>() + "\n";
+    for (const auto& w : field(g, "warnings")) out += "    warning: " + w.get<std::string>() + "\n";
+  }
+  return out;
+}
+
 std::string python_line(const json& p, const std::string& path) {
   const std::string who = path.empty() ? "Python" : fmt::format("Python ({})", path);
   if (str(p, "import") != "ok") return fmt::format("{} {}: import torch {}\n", who, str(p, "version"), str(p, "import"));
@@ -222,6 +255,7 @@ std::string render_terminal(const json& r, bool colour, const std::string& pytho
   if (field(r, "device").is_object()) out += "Device: " + text::device(field(r, "device")) + "\n";
   if (field(r, "python").is_object()) out += python_line(field(r, "python"), python_path);
   if (field(r, "host").is_object()) out += host_line(field(r, "host"));
+  if (field(r, "host").is_object() && field(field(r, "host"), "nvml").is_object()) out += nvml_lines(field(field(r, "host"), "nvml"));
   for (const auto& l : field(r, "layers"))
     if (str(l, "status") != "not_run") out += layer_line(l, colour);
   if (field(r, "memory").is_object() && field(field(r, "memory"), "device").is_string()) out += memory_lines(field(r, "memory"));

@@ -280,6 +280,9 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       double share = 0;
       if (!parse_seconds(v, &share) || !(share > 0 && share <= 1)) return UsageError{"--kd-range-job is internal"};
       o.range_job_share = share;
+    } else if (arg == "--kd-nvml-facts") {
+      if (inline_value) return UsageError{"--kd-nvml-facts is internal"};
+      o.nvml_facts = true;
     } else if (arg == "--kd-run-id") {
       if (auto e = value(&v)) return *e;
       if (v.empty() || v.size() > 64 || v.find_first_not_of("0123456789abcdef") != std::string::npos)
@@ -412,7 +415,8 @@ Options:
                         allocator is capped to it), or on the CPU of the host's
                         available memory, above 0 and at most 1 (default 0.9)
   --bundle DIR          also write the result bundle into DIR, a new folder (exit 12 if it exists)
-  --host-check          also report what nvidia-smi sees (driver, memory; at most 3 s)
+  --host-check          also report what nvidia-smi and NVML see: driver, memory, and
+                        each GPU's health facts (ECC, PCIe, clocks; at most 3 s)
   --python PATH         also check that this interpreter imports torch (layer L1)
   --in-process          debug: run the tests in this process (no timeout guard)
   --inject-fault KIND   TEST ONLY: wrong-product, hang, abort, oom, runtime-error,
@@ -427,7 +431,8 @@ Exit codes: 0 passed, 2 usage error, 3 LibTorch missing, 4 LibTorch fails to loa
 5 no GPU backend in the build, 6 GPU unavailable, 7 device index invalid,
 8 wrong result, 9 out of memory / runtime error, 10 timeout, 11 worker failed,
 12 report not written, 13 model not loaded, 14 application contract broken,
-15 memory check failed (L5), 16 performance below the floor (L6).
+15 memory check failed (L5), 16 performance below the floor (L6),
+18 GPU unhealthy (L2: NVML reports uncorrected ECC errors or a failed/pending remap).
 )";
 }
 

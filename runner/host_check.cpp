@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "nvml_facts.h"
 #include "reporters/redact.h"
 #include "subprocess.h"
 
@@ -66,11 +67,19 @@ nlohmann::json host_from_nvidia_smi(bool found, bool timed_out, int exit_status,
 
 std::future<nlohmann::json> start_host_check() {
   return std::async(std::launch::async, [] {
+    // NVML's child runs next to nvidia-smi: the whole check still ends within 3 s.
+    std::future<nlohmann::json> nvml = std::async(std::launch::async, [] { return query_nvml_facts(true); });
     const std::string smi = find_executable("nvidia-smi");
-    if (smi.empty()) return host_from_nvidia_smi(false, false, 0, "", 0);
-    const ProcessResult r = run_process(
-        {smi, "--query-gpu=driver_version,memory.total", "--format=csv,noheader,nounits"}, kHostCheckLimitS, true);
-    return host_from_nvidia_smi(true, r.timed_out, r.started ? r.exit_status : 127, r.output, r.seconds);
+    nlohmann::json host;
+    if (smi.empty()) {
+      host = host_from_nvidia_smi(false, false, 0, "", 0);
+    } else {
+      const ProcessResult r = run_process(
+          {smi, "--query-gpu=driver_version,memory.total", "--format=csv,noheader,nounits"}, kHostCheckLimitS, true);
+      host = host_from_nvidia_smi(true, r.timed_out, r.started ? r.exit_status : 127, r.output, r.seconds);
+    }
+    host["nvml"] = nvml.get();
+    return host;
   });
 }
 

@@ -1,6 +1,6 @@
 // kernodeck-diagnostic: one entry point for users, ctest and --gtest_filter alike.
 // Without --kd-worker-fd this process supervises; with it, it is the worker; with --kd-batch-job,
-// L4's batch job; `aggregate` reads many machines' reports.
+// L4's batch job; with --kd-nvml-facts, the NVML child; `aggregate` reads many machines' reports.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -11,6 +11,7 @@
 #include "runner/model_rerun.h"
 #include "runner/range_job.h"
 #include "runner/cli.h"
+#include "runner/nvml_facts.h"
 #include "runner/supervisor.h"
 #include "runner/worker.h"
 #include "verdict/codes.h"
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
     return kd::exit_code(kd::Code::UsageError);
   }
   const kd::Options& options = std::get<kd::Options>(parsed);
+  if (options.nvml_facts) return kd::print_nvml_facts();  // started by the host check and L2's health test
   if (options.batch_job) return kd::run_batch_job(options);  // started by L4's stop/resume step
   if (options.cpu_rerun) return kd::run_model_rerun(options);  // started by L4.model_run after a device-side assert
   if (options.range_job_share) return kd::run_range_job(options);  // started by L5's processes axis

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "fixtures/layer_test.h"
+#include "fixtures/target_gpu.h"
 #include "fixtures/worker_context.h"
 #include "verdict/listener.h"
 
@@ -13,6 +14,7 @@ int run_worker(const Options& options, const char* argv0, events::Sink sink) {
   events::set_run_id(options.run_id);
   worker_context().options = options;
   events::marker("read_parameters", "");  // main() parsed them; this process now knows what to run
+  if (!options.cpu_mode()) start_nvml_query();  // L2's health facts, read while L1 loads LibTorch
 
   std::vector<std::string> args = {argv0};
   if (!options.has_gtest_flag("filter")) args.push_back("--gtest_filter=" + filter_for_layers(options.layers));

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include "fixtures/layer_test.h"
+#include "fixtures/target_gpu.h"
 #include "probe/build_settings.h"
+#include "runner/event_channel.h"
+#include "verdict/gpu_health.h"
 
 namespace kd {
 namespace {
@@ -63,7 +66,10 @@ KD_STEP(2, L2_BackendDevice, DeviceProperties, "L2.device_properties", "L2.devic
                        {"name", p.name},
                        {"capability", fmt::format("{}.{}", p.major, p.minor)},
                        {"total_memory_bytes", p.total_memory_bytes},
-                       {"multiprocessors", p.multiprocessors}});
+                       {"multiprocessors", p.multiprocessors},
+                       {"pci_bus_id", format_pci_bus_id({static_cast<unsigned>(p.pci_domain),
+                                                         static_cast<unsigned>(p.pci_bus),
+                                                         static_cast<unsigned>(p.pci_device)})}});
   // The compiled architectures appear in show_config() once CUDA is up: ask again now.
   kd_torch_info info{};
   ctx.probe->torch_info(&info);
@@ -71,6 +77,22 @@ KD_STEP(2, L2_BackendDevice, DeviceProperties, "L2.device_properties", "L2.devic
   ctx.fact("/pytorch/arch_list", archs.empty() ? nlohmann::json() : nlohmann::json(archs));
   const std::optional<bool> covered = arch_covers(archs, p.major, p.minor);
   ctx.fact("/execution/arch_supported", covered ? nlohmann::json(*covered) : nlohmann::json());
+  return Outcome::pass();
+}
+
+// Health: NVML's facts of this device (matched by PCI address). Errors that a reset must clear,
+// or a card that must be replaced, fail here (18); slowness is only a warning.
+KD_STEP(2, L2_BackendDevice, Health, "L2.health", "L2.device_properties") {
+  if (ctx.cpu_mode()) return Outcome::not_applicable("CPU mode does not query GPU state");
+  kd_device_props p{};
+  const kd_status s = ctx.probe->device_props(ctx.device_index(), &p);
+  if (s.kind != KD_OK) return backend_failure(s);
+  const TargetGpu gpu = target_gpu(ctx, p, Facts::AtStart);
+  if (!gpu.facts) return Outcome::not_applicable(gpu.why_not);
+  const GpuHealth h = judge_gpu_health(*gpu.facts);
+  for (const auto& w : h.warnings)
+    events::emit({{"ev", "warning"}, {"text", fmt::format("GPU {} (NVML): {}", ctx.device_index(), w)}});
+  if (!h.problems.empty()) return Outcome::fail(Code::GpuUnhealthy, unhealthy_message(*gpu.facts, h));
   return Outcome::pass();
 }
 

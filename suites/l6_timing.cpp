@@ -11,8 +11,10 @@
 #include <fmt/format.h>
 
 #include "fixtures/layer_test.h"
+#include "fixtures/target_gpu.h"
 #include "suites/embeddings_input.h"
 #include "verdict/device_ceilings.h"
+#include "verdict/gpu_health.h"
 #include "verdict/performance.h"
 
 namespace kd {
@@ -46,6 +48,15 @@ std::optional<double> reference_for(const std::optional<DeviceCeilings>& dev, in
   }
 }
 
+// What NVML shows holding this GPU back (PCIe link, slowdown reasons, low clocks), as the
+// shortfall's likely cause; "" when it shows nothing or cannot be asked.
+std::string likely_causes(const WorkerContext& ctx, const kd_device_props& props) {
+  const TargetGpu gpu = target_gpu(ctx, props, Facts::Now);
+  if (!gpu.facts) return "";
+  const GpuHealth h = judge_gpu_health(*gpu.facts);
+  return h.warnings.empty() ? "" : fmt::format("; likely cause (NVML): {}", fmt::join(h.warnings, "; "));
+}
+
 Outcome measure(WorkerContext& ctx, const Ceiling& c) {
   if (ctx.cpu_mode()) return Outcome::not_applicable("not supported on CPU: the device ceilings are GPU measurements");
   kd_device_props props{};
@@ -71,7 +82,8 @@ Outcome measure(WorkerContext& ctx, const Ceiling& c) {
             {"fraction", j.fraction ? json(round3(*j.fraction)) : json()}, {"floor", floor}, {"repeats", out->repeats},
             {"min", round3(*std::min_element(rates.begin(), rates.end()))},
             {"max", round3(*std::max_element(rates.begin(), rates.end()))}});
-  return j.below_floor ? Outcome::fail(Code::PerformanceBelowFloor, j.message) : Outcome::pass();
+  if (!j.below_floor) return Outcome::pass();
+  return Outcome::fail(Code::PerformanceBelowFloor, j.message + likely_causes(ctx, props));
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 namespace kd {
 namespace {
 
-constexpr std::array<CodeInfo, 19> kCodes{{
+constexpr std::array<CodeInfo, 20> kCodes{{
     {Code::GpuCheckPassed, "GPU_CHECK_PASSED", 0, "product and gradient confirmed on the selected GPU",
      "move to a small input of the application"},
     {Code::CpuCheckPassed, "CPU_CHECK_PASSED", 0, "confirmed on the CPU only (explicitly requested)",
@@ -44,6 +44,10 @@ constexpr std::array<CodeInfo, 19> kCodes{{
      "a memory check failed: allocated memory grows across iterations, or the allocator's counters or emptyCache "
      "misbehave",
      "read the growth per iteration (or the failed check) in the message; find the tensors kept across iterations"},
+    {Code::GpuUnhealthy, "GPU_UNHEALTHY", 18,
+     "NVML reports uncorrected ECC errors, a failed or pending row remapping, or a pending page retirement on the "
+     "target GPU",
+     "reset the GPU or drain the node; a failed row remapping means the card must be replaced"},
 }};
 
 }  // namespace

@@ -26,6 +26,7 @@ enum class Code {
   AppCheckFailed,   // L4: an application workload broke its output contract
   PerformanceBelowFloor,  // L6: a device ceiling measured below the run's floor fraction of its reference
   MemoryCheckFailed,      // L5: allocated memory grows across iterations, or the allocator misbehaves
+  GpuUnhealthy,           // L2: NVML reports uncorrected ECC errors, a failed or pending row remap / page retirement
 };
 
 struct CodeInfo {

@@ -119,6 +119,13 @@ std::optional<Hint> find_hint(Code code, const std::string& m, const HintContext
                 "look for throttling (`nvidia-smi -q -d PERFORMANCE,CLOCK,POWER`: power cap, thermal, clocks held low) "
                 "and other processes on the GPU (`nvidia-smi`), then rerun; a repeat below the floor is a hardware or "
                 "configuration question for the machine's owner"};
+  if (code == Code::GpuUnhealthy && has(m, "row remapping failed"))
+    return Hint{"the GPU's memory has a bad row it could not remap: no spare rows are left, the card is failing",
+                "drain the node and have the card replaced; a reset does not repair it"};
+  if (code == Code::GpuUnhealthy)
+    return Hint{"the GPU's memory had uncorrectable errors, or a row remap / page retirement waits for a reset",
+                "reset the GPU (nvidia-smi -r with no process on it, or reboot) or drain the node, then run again; "
+                "errors that come back after a reset mean the card must be replaced"};
   if (code == Code::MemoryCheckFailed && has(m, "per iteration"))
     return Hint{"tensors are kept alive across iterations: a list of losses or outputs that keeps their autograd graphs, "
                 "or a cache that only grows",
