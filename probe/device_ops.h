@@ -27,6 +27,9 @@ kd_memory_counters memory_now(int index);
 void memory_reset_peak(int index);
 void memory_empty_cache();                             // returns cached, unreferenced memory to the driver
 void memory_set_fraction(int index, double fraction);  // caps what the allocator may hold (1: the whole device)
+// cuBLAS keeps a workspace from the caching allocator for each stream that ran a product: the
+// concurrency axis's pool streams would read as memory its point kept. Frees them (they come back on use).
+void memory_release_blas_workspaces();
 // L7 (probe_peer_cuda.cpp). all_reduce lives in probe_all_reduce_nccl.cpp where LibTorch has the NCCL
 // process group, else in probe_all_reduce_none.cpp, which says so.
 kd_status peer_copy(int src, int dst, int64_t bytes, int repeats, int fault, kd_peer_copy_out* out);

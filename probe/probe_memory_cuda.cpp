@@ -1,4 +1,6 @@
 // L5's allocator operations on a CUDA device. CUDA-only, like probe_cuda.cpp.
+#include <ATen/cuda/CUDAContextLight.h>
+#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 
 #include "cuda_memory.h"
@@ -10,7 +12,11 @@ kd_memory_counters memory_now(int index) { return kd_probe::memory_counters(inde
 void memory_reset_peak(int index) { kd_probe::reset_peak(index); }
 void memory_empty_cache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
 void memory_set_fraction(int index, double fraction) {
+  // The allocator of a device exists once CUDA made its first allocation there: in a fresh process (L5's
+  // processes axis) setMemoryFraction would throw "Allocator not initialized for device".
+  at::empty({1}, at::TensorOptions().dtype(at::kByte).device(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index))));
   c10::cuda::CUDACachingAllocator::setMemoryFraction(fraction, static_cast<c10::DeviceIndex>(index));
 }
+void memory_release_blas_workspaces() { at::cuda::clearCublasWorkspaces(); }
 
 }  // namespace kd::probe

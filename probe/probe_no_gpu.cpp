@@ -24,5 +24,6 @@ kd_memory_counters memory_now(int) { throw std::runtime_error(unsupported().mess
 void memory_reset_peak(int) { throw std::runtime_error(unsupported().message); }
 void memory_empty_cache() { throw std::runtime_error(unsupported().message); }
 void memory_set_fraction(int, double) { throw std::runtime_error(unsupported().message); }
+void memory_release_blas_workspaces() { throw std::runtime_error(unsupported().message); }
 kd_status peer_copy(int, int, int64_t, int, int, kd_peer_copy_out*) { return unsupported(); }
 }  // namespace kd::probe

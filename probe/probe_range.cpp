@@ -259,6 +259,7 @@ kd_status range_concurrent(const kd_range_in* in, int executions, kd_range_concu
     if (in->set.on_gpu) {
       if (p.result != KD_RANGE_OUT_OF_MEMORY) p.at_peak = memory_now(in->set.index);
       synchronize_or_throw(in->set.index);
+      memory_release_blas_workspaces();  // the pool streams' own: not the point's tensors
       memory_empty_cache();
       p.after = memory_now(in->set.index);
     }
