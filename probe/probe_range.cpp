@@ -208,6 +208,7 @@ kd_status range_concurrent(const kd_range_in* in, int executions, kd_range_concu
     model.training = false;
     if (in->set.on_gpu) {
       synchronize_or_throw(in->set.index);
+      memory_release_blas_workspaces();  // earlier products' workspaces: the baseline and the recovery read alike
       p.counters = 1;
       p.baseline = memory_now(in->set.index);
       memory_reset_peak(in->set.index);

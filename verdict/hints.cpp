@@ -123,7 +123,7 @@ std::optional<Hint> find_hint(Code code, const std::string& m, const HintContext
     return Hint{"the GPU's memory has a bad row it could not remap: no spare rows are left, the card is failing",
                 "drain the node and have the card replaced; a reset does not repair it"};
   if (code == Code::GpuUnhealthy)
-    return Hint{"the GPU's memory had uncorrectable errors, or a row remap / page retirement waits for a reset",
+    return Hint{"the GPU's memory had uncorrectable errors, or a row remapping or a page retirement waits for a reset",
                 "reset the GPU (nvidia-smi -r with no process on it, or reboot) or drain the node, then run again; "
                 "errors that come back after a reset mean the card must be replaced"};
   if (code == Code::MemoryCheckFailed && has(m, "per iteration"))
