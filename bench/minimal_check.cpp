@@ -1,4 +1,4 @@
-// Variant B of scripts/bench: the smallest LibTorch program doing the fixed check of SPEC.md
+// Variant B of scripts/bench: the smallest LibTorch program doing the fixed check of docs/contract.md
 // (a @ b, loss = (sum p)^2, backward, synchronize) -- the floor the diagnostic is measured against.
 // Usage: minimal_check cuda|cpu. Exit 0 when every value is exact.
 #include <ATen/core/Tensor.h>

@@ -1,5 +1,5 @@
 // The device-independent part of the probe: what LibTorch declares, and the fixed
-// tiny computation of SPEC.md (a @ b, loss = (sum p)^2, backward) on CPU or GPU.
+// tiny computation of docs/contract.md (a @ b, loss = (sum p)^2, backward) on CPU or GPU.
 #include <ATen/Version.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>

@@ -1,4 +1,4 @@
-// Builds the report (SPEC.md "Report") from the worker's events and how the worker
+// Builds the report (docs/contract.md "Report") from the worker's events and how the worker
 // ended. Pure: unit-tested on recorded events. The supervisor alone calls it.
 #pragma once
 #include <string>

@@ -1,4 +1,4 @@
-// The command line of kernodeck-diagnostic (SPEC.md "Command line"). Pure: parsing
+// The command line of kernodeck-diagnostic (docs/contract.md "Command line"). Pure: parsing
 // never touches the machine, so every rule is unit-tested.
 #pragma once
 #include <optional>

@@ -1,4 +1,4 @@
-// L3 tiny op: the fixed 2x2 float32 computation of SPEC.md on the target device,
+// L3 tiny op: the fixed 2x2 float32 computation of docs/contract.md on the target device,
 // compared exactly on the host (every value is exact in float32), then a synchronize.
 #include <cstdlib>
 

@@ -1,4 +1,4 @@
-// The verdict codes of SPEC.md. Numbers and meanings are fixed: users' scripts rely on them.
+// The verdict codes of docs/contract.md. Numbers and meanings are fixed: users' scripts rely on them.
 #pragma once
 #include <optional>
 #include <string>

@@ -1,4 +1,4 @@
-// The verdict codes are a contract (SPEC.md "Verdict codes"): users' scripts read the
+// The verdict codes are a contract (docs/contract.md "Verdict codes"): users' scripts read the
 // exit code and the name, and the next action is what the user is told to do.
 #include "verdict/codes.h"
 
@@ -16,7 +16,7 @@ struct Expected {
   const char* next_action;
 };
 
-// In enum order, as SPEC.md lists them.
+// In enum order, as docs/contract.md lists them.
 const Expected kSpec[] = {
     {Code::GpuCheckPassed, "GPU_CHECK_PASSED", 0, "move to a small input of the application"},
     {Code::CpuCheckPassed, "CPU_CHECK_PASSED", 0, "conclude nothing about CUDA or ROCm"},
