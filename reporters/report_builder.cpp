@@ -132,24 +132,7 @@ void apply_fact(json* report, const json& ev) {
 
 json layers_section(const std::vector<LayerInfo>& layers, const std::vector<json>& events) {
   json out = json::array();
-  for (const auto& l : layers) {
-    json tests = json::array();
-    std::set<std::string> statuses;
-    for (const auto& ev : events) {
-      if (text(ev, "ev") != "test_end" || text(ev, "suite") != l.suite) continue;
-      json t = {{"name", text(ev, "test")}, {"status", text(ev, "status")}, {"duration_ms", number(ev, "duration_ms")}};
-      if (ev.contains("code")) t["code"] = text(ev, "code");
-      if (ev.contains("stage")) t["stage"] = text(ev, "stage");
-      if (ev.contains("message")) t["message"] = redact(text(ev, "message"));
-      statuses.insert(t["status"].get<std::string>());
-      tests.push_back(std::move(t));
-    }
-    const char* status = tests.empty()               ? "not_run"
-                         : statuses.count("failed")  ? "failed"
-                         : statuses.count("passed")  ? "passed"
-                                                     : "skipped";
-    out.push_back({{"id", l.id}, {"suite", l.suite}, {"title", l.title}, {"status", status}, {"tests", tests}});
-  }
+  for (const auto& l : layers) out.push_back(layer_entry(l, events));
   return out;
 }
 
@@ -246,6 +229,25 @@ std::string signal_text(int sig) {
 }
 
 }  // namespace
+
+json layer_entry(const LayerInfo& l, const std::vector<json>& events) {
+  json tests = json::array();
+  std::set<std::string> statuses;
+  for (const auto& ev : events) {
+    if (text(ev, "ev") != "test_end" || text(ev, "suite") != l.suite) continue;
+    json t = {{"name", text(ev, "test")}, {"status", text(ev, "status")}, {"duration_ms", number(ev, "duration_ms")}};
+    if (ev.contains("code")) t["code"] = text(ev, "code");
+    if (ev.contains("stage")) t["stage"] = text(ev, "stage");
+    if (ev.contains("message")) t["message"] = redact(text(ev, "message"));
+    statuses.insert(t["status"].get<std::string>());
+    tests.push_back(std::move(t));
+  }
+  const char* status = tests.empty()               ? "not_run"
+                       : statuses.count("failed")  ? "failed"
+                       : statuses.count("passed")  ? "passed"
+                                                   : "skipped";
+  return {{"id", l.id}, {"suite", l.suite}, {"title", l.title}, {"status", status}, {"tests", tests}};
+}
 
 void set_verdict(json* report, Code code, const std::string& stage, const std::string& message) {
   const CodeInfo& i = info(code);

@@ -49,6 +49,9 @@ struct LayerInfo {  // the part of the layer registry the report needs
 
 nlohmann::json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers);
 
+// One layer of the report's "layers" from the events so far (the terminal's live lines use it too).
+nlohmann::json layer_entry(const LayerInfo& layer, const std::vector<nlohmann::json>& events);
+
 // The code a finished report carries, e.g. to rewrite it as OUTPUT_WRITE_FAILED.
 void set_verdict(nlohmann::json* report, Code code, const std::string& stage, const std::string& message);
 

@@ -20,18 +20,6 @@ std::string paint(bool colour, fmt::terminal_color c, const std::string& text) {
   return colour ? fmt::format(fmt::fg(c) | fmt::emphasis::bold, "{}", text) : text;
 }
 
-std::string layer_line(const json& l, bool colour) {
-  const std::string status = str(l, "status");
-  const text::LayerCounts c = text::count_layer(l);
-  const std::string detail = c.first_failure.empty() ? "" : "  " + c.first_failure;
-  const auto colour_of = status == "passed"   ? fmt::terminal_color::green
-                         : status == "failed" ? fmt::terminal_color::red
-                                              : fmt::terminal_color::yellow;
-  const std::string counts = c.total ? fmt::format(" ({}/{} passed)", c.passed, c.total) : "";
-  return fmt::format("  {:<3} {:<20} {}{}{}\n", str(l, "id"), str(l, "title"),
-                     paint(colour, colour_of, fmt::format("{:<8}", status)), counts, detail);
-}
-
 std::string host_line(const json& h) {
   const std::string status = str(h, "status");
   if (status != "ok") {
@@ -247,17 +235,51 @@ std::string range_lines(const json& range) {
 
 }  // namespace
 
+std::string render_layer_line(const json& l, bool colour) {
+  const std::string status = str(l, "status");
+  const text::LayerCounts c = text::count_layer(l);
+  const std::string detail = c.first_failure.empty() ? "" : "  " + c.first_failure;
+  const auto colour_of = status == "passed"   ? fmt::terminal_color::green
+                         : status == "failed" ? fmt::terminal_color::red
+                                              : fmt::terminal_color::yellow;
+  const std::string counts = c.total ? fmt::format(" ({}/{} passed)", c.passed, c.total) : "";
+  double ms = 0;
+  for (const auto& t : field(l, "tests"))
+    if (field(t, "duration_ms").is_number()) ms += field(t, "duration_ms").get<double>();
+  return fmt::format("  {:<3} {:<20} {}{:<16} {:>6.2f} s{}\n", str(l, "id"), str(l, "title"),
+                     paint(colour, colour_of, fmt::format("{:<8}", status)), counts, ms / 1000, detail);
+}
+
+std::string render_header(const std::string& suite_version, const std::string& run_id, const std::string& target) {
+  return fmt::format("kernodeck-diagnostic {}  run {}  target {}\n", suite_version, run_id, target);
+}
+
+std::string render_verdict_line(const json& r, bool colour) {
+  const bool passed = str(r, "status") == "passed";
+  const std::string verdict = fmt::format("{} (exit {})", str(r, "code"), r.value("exit_code", -1));
+  std::string out = fmt::format("Verdict: {}", paint(colour, passed ? fmt::terminal_color::green : fmt::terminal_color::red, verdict));
+  if (!passed && field(r, "stage").is_string()) out += fmt::format(" at stage {}", field(r, "stage").get<std::string>());
+  if (!passed && field(r, "device_index").is_number()) out += fmt::format(" on GPU {}", field(r, "device_index").dump());
+  return out + "\n";
+}
+
 std::string render_terminal(const json& r, bool colour, const std::string& python_path) {
-  std::string out = "\n";
-  out += fmt::format("kernodeck-diagnostic {}  run {}  target {}\n", str(field(r, "runtime"), "suite_version"),
-                     str(r, "run_id"), text::target(field(r, "requested")));
+  return render_terminal(r, TerminalView{colour, python_path});
+}
+
+std::string render_terminal(const json& r, const TerminalView& view) {
+  const bool colour = view.colour;
+  std::string out = view.header ? "\n" + render_header(str(field(r, "runtime"), "suite_version"), str(r, "run_id"),
+                                                         text::target(field(r, "requested")))
+                                : "";
   out += "LibTorch: " + text::libtorch(field(r, "pytorch")) + "\n";
   if (field(r, "device").is_object()) out += "Device: " + text::device(field(r, "device")) + "\n";
-  if (field(r, "python").is_object()) out += python_line(field(r, "python"), python_path);
+  if (field(r, "python").is_object()) out += python_line(field(r, "python"), view.python_path);
   if (field(r, "host").is_object()) out += host_line(field(r, "host"));
   if (field(r, "host").is_object() && field(field(r, "host"), "nvml").is_object()) out += nvml_lines(field(field(r, "host"), "nvml"));
-  for (const auto& l : field(r, "layers"))
-    if (str(l, "status") != "not_run") out += layer_line(l, colour);
+  if (view.layers)
+    for (const auto& l : field(r, "layers"))
+      if (str(l, "status") != "not_run") out += render_layer_line(l, colour);
   if (field(r, "memory").is_object() && field(field(r, "memory"), "device").is_string()) out += memory_lines(field(r, "memory"));
   if (field(r, "timing").is_object()) out += timing_lines(field(r, "timing"));
   if (field(field(r, "memory"), "range").is_object()) out += range_lines(field(field(r, "memory"), "range"));
@@ -273,11 +295,7 @@ std::string render_terminal(const json& r, bool colour, const std::string& pytho
   if (field(r, "peer").is_object()) out += peer_lines(field(r, "peer"));
 
   const bool passed = str(r, "status") == "passed";
-  const std::string verdict = fmt::format("{} (exit {})", str(r, "code"), r.value("exit_code", -1));
-  out += fmt::format("Verdict: {}", paint(colour, passed ? fmt::terminal_color::green : fmt::terminal_color::red, verdict));
-  if (!passed && field(r, "stage").is_string()) out += fmt::format(" at stage {}", field(r, "stage").get<std::string>());
-  if (!passed && field(r, "device_index").is_number()) out += fmt::format(" on GPU {}", field(r, "device_index").dump());
-  out += "\n";
+  out += render_verdict_line(r, colour);
   const json& error = field(r, "error");
   if (!str(error, "message", "").empty()) out += fmt::format("  error: {}\n", str(error, "message"));
   if (field(error, "cause").is_string()) out += fmt::format("  cause: {}\n", str(error, "cause"));

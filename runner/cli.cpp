@@ -121,7 +121,8 @@ bool takes_value(const std::string& arg) {
                                           "--summary-md", "--layers", "--model", "--input", "--bundle",
                                           "--min-bandwidth-fraction", "--min-matmul-fraction", "--memory-fraction",
                                           "--range-memory-fraction", "--range-budget", "--inject-fault", "--kd-worker-fd",
-                                          "--kd-batch-job", "--kd-range-job", "--kd-run-id", "--python", "--extension"};
+                                          "--kd-batch-job", "--kd-range-job", "--kd-run-id", "--python", "--extension",
+                                          "--color"};
   return k.count(arg) > 0;
 }
 
@@ -209,6 +210,7 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
     } else if (arg == "--output" || arg == "--summary-md") {
       if (auto e = value(&v)) return *e;
       if (v.empty()) return UsageError{fmt::format("{} needs a file name", arg)};
+      if (v == "-" && arg == "--summary-md") return UsageError{"--summary-md needs a file name: '-' (stdout) is --output's"};
       (arg == "--output" ? o.output : o.summary_md) = v;
     } else if (arg == "--layers") {
       if (auto e = value(&v)) return *e;
@@ -288,6 +290,14 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       if (v.empty() || v.size() > 64 || v.find_first_not_of("0123456789abcdef") != std::string::npos)
         return UsageError{"--kd-run-id is internal"};
       o.run_id = v;
+    } else if (arg == "--verbose" || arg == "-v" || arg == "--quiet" || arg == "-q" || arg == "--version") {
+      if (inline_value) return UsageError{fmt::format("{} takes no value", arg)};
+      (arg == "--version" ? o.version : arg == "--verbose" || arg == "-v" ? o.verbose : o.quiet) = true;
+    } else if (arg == "--color") {
+      if (auto e = value(&v)) return *e;
+      if (v != "auto" && v != "always" && v != "never")
+        return UsageError{fmt::format("--color must be 'auto', 'always' or 'never', not '{}'", v)};
+      o.color = v;
     } else if (arg == "--host-check") {
       if (inline_value) return UsageError{"--host-check takes no value"};
       o.host_check = true;
@@ -296,9 +306,10 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       if (v.empty()) return UsageError{"--python needs an interpreter (a path, or a name on PATH)"};
       o.python = v;
     } else {
-      return UsageError{fmt::format("unknown argument '{}' (see --help)", args[i])};
+      return UsageError{fmt::format("unknown argument '{}'", args[i])};
     }
   }
+  if (o.verbose && o.quiet) return UsageError{"--verbose and --quiet contradict each other: give one of them"};
   if (o.output && o.output == o.summary_md)
     return UsageError{"--output and --summary-md name the same file: give each its own new file"};
   if (layers_given && o.has_gtest_flag("filter"))
@@ -355,6 +366,7 @@ std::vector<std::string> worker_arguments(const Options& o, int event_fd) {
   if (!o.run_id.empty()) a.insert(a.end(), {"--kd-run-id", o.run_id});
   if (!o.layers.empty()) a.insert(a.end(), {"--layers", fmt::format("{}", fmt::join(o.layers, ","))});
   if (!o.fault.empty()) a.insert(a.end(), {"--inject-fault", o.fault});
+  if (o.verbose) a.push_back("--verbose");  // the worker keeps GoogleTest's own printer
   if (o.min_bandwidth_fraction != kDefaultMinBandwidthFraction)
     a.insert(a.end(), {"--min-bandwidth-fraction", plain_decimal(o.min_bandwidth_fraction)});
   if (o.min_matmul_fraction != kDefaultMinMatmulFraction)
@@ -385,7 +397,8 @@ Options:
                         every visible GPU, one verdict each, then the peer layer
   --timeout S           whole-run limit in seconds, 5 to 120 (default 30)
   --output FILE         also write the JSON report to FILE, a new file
-                        (an existing path is never overwritten: exit 12)
+                        (an existing path is never overwritten: exit 12);
+                        "-": the report on stdout, the text on stderr
   --summary-md FILE     also write a Markdown summary to FILE, a new file (same
                         rules as --output), e.g. for $GITHUB_STEP_SUMMARY
   --layers L1,L3        run only these layers (or choose tests with --gtest_filter);
@@ -425,7 +438,20 @@ Options:
                         assert, so that its CPU re-run is exercised without a GPU),
                         slow-save (a 3 s pause between the bundle and the report);
                         recorded in the report, never a diagnosis
+  -v, --verbose         also show GoogleTest's own output (by default: one line per layer)
+  -q, --quiet           show the verdict line only (the exit code is the same)
+  --color WHEN          auto (a terminal, unless NO_COLOR is set), always or never
+  --version             what this build is: the suite, the LibTorch it was built against
   -h, --help            this text
+
+Examples:
+  kernodeck-diagnostic                          the fast verdict on GPU 0 (L1-L3)
+  kernodeck-diagnostic --layers L3              one layer (and what it needs)
+  kernodeck-diagnostic --full --output r.json   every layer, the report kept in r.json
+  kernodeck-diagnostic -q --output - | jq .code in CI: the report on stdout
+  ctest --test-dir build -L conformance         layer by layer, as CTest tests
+
+Documentation: README.md and docs/ (docs/command-line.md has every option).
 
 Exit codes: 0 passed, 2 usage error, 3 LibTorch missing, 4 LibTorch fails to load,
 5 no GPU backend in the build, 6 GPU unavailable, 7 device index invalid,

@@ -41,6 +41,10 @@ struct Options {
   double range_budget_s = kDefaultRangeBudget;
   double range_memory_fraction = kDefaultRangeMemoryFraction;
   std::string fault;                   // test-only fault injection; "" when off
+  bool verbose = false;                // -v: GoogleTest's own output too (by default one line per layer)
+  bool quiet = false;                  // -q: the verdict line only
+  std::string color = "auto";          // --color auto|always|never (auto: a terminal, and NO_COLOR unset)
+  bool version = false;                // --version: what this build is, then exit 0
   bool in_process = false;             // debug: run the tests in this process (no timeout)
   int worker_fd = -1;                  // internal: this process is the worker, events go to this fd
   std::string run_id;                  // internal: the supervisor's run id, carried by the worker's markers
@@ -50,6 +54,7 @@ struct Options {
   std::optional<double> range_job_share;  // internal: one process of L5's processes axis; its share of the allocator cap
 
   bool cpu_mode() const { return device == "cpu"; }
+  bool report_to_stdout() const { return output == std::string("-"); }  // --output -: the human text goes to stderr
   bool has_gtest_flag(const std::string& name) const;  // e.g. "list_tests", "filter"
   std::string gtest_value(const std::string& name) const;
   std::optional<std::string> gtest_output_file() const;  // --gtest_output=xml:FILE's FILE

@@ -13,6 +13,7 @@
 #include "runner/cli.h"
 #include "runner/nvml_facts.h"
 #include "runner/supervisor.h"
+#include "runner/version.h"
 #include "runner/worker.h"
 #include "verdict/codes.h"
 
@@ -30,6 +31,10 @@ int main(int argc, char** argv) {
     return kd::exit_code(kd::Code::UsageError);
   }
   const kd::Options& options = std::get<kd::Options>(parsed);
+  if (options.version) {
+    std::fputs(kd::version_text().c_str(), stdout);
+    return 0;
+  }
   if (options.nvml_facts) return kd::print_nvml_facts();  // started by the host check and L2's health test
   if (options.batch_job) return kd::run_batch_job(options);  // started by L4's stop/resume step
   if (options.cpu_rerun) return kd::run_model_rerun(options);  // started by L4.model_run after a device-side assert

@@ -32,10 +32,12 @@
 #include "fixtures/app_contract.h"
 #include "fixtures/layer_test.h"
 #include "reporters/bundle.h"
+#include "reporters/live_layers.h"
 #include "reporters/markdown_summary.h"
 #include "reporters/report_builder.h"
 #include "reporters/report_file.h"
 #include "reporters/terminal_reporter.h"
+#include "version.h"
 #include "worker.h"
 
 namespace kd {
@@ -110,8 +112,8 @@ void kill_worker(pid_t pid) {
   ::kill(pid, SIGKILL);
 }
 
-// Runs the worker as a child process; fills events and how it ended.
-void run_child(const Options& o, const std::string& exe, RunRecord* run) {
+// Runs the worker as a child process; fills events and how it ended. live (may be null) sees each event as it comes.
+void run_child(const Options& o, const std::string& exe, RunRecord* run, LiveLayers* live) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     run->worker.exited = true;
@@ -134,6 +136,7 @@ void run_child(const Options& o, const std::string& exe, RunRecord* run) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
     ::fcntl(fds[1], F_SETFD, 0);  // the event pipe survives exec
+    if (o.report_to_stdout()) ::dup2(STDERR_FILENO, STDOUT_FILENO);  // stdout is the JSON report's alone
     ::execv(exe.c_str(), argv.data());
     ::_exit(127);
   }
@@ -161,7 +164,10 @@ void run_child(const Options& o, const std::string& exe, RunRecord* run) {
     if (ready <= 0) continue;  // timeout slice or EINTR: check the clock and signals again
     const ssize_t n = ::read(fds[0], buf, sizeof buf);
     if (n > 0) {
+      const size_t seen = lines.events().size();
       lines.feed(std::string_view(buf, static_cast<size_t>(n)));
+      if (live)
+        for (size_t e = seen; e < lines.events().size(); ++e) live->on_event(lines.events()[e]);
       if (lines.overflowed()) {
         run->worker.flooded = true;
         break;
@@ -175,6 +181,7 @@ void run_child(const Options& o, const std::string& exe, RunRecord* run) {
   }
   ::close(fds[0]);
   lines.finish();
+  if (live) live->finish();
   run->events = lines.events();
   run->malformed_events = lines.malformed();
 
@@ -259,7 +266,7 @@ std::string save_files(const Options& o, nlohmann::json* report, const nlohmann:
       saved += fmt::format("Summary: {}\n", *o.summary_md);
     }
   }
-  if (o.output) {
+  if (o.output && !o.report_to_stdout()) {  // --output -: printed after the terminal text (supervise)
     if (auto why = write_new_file(*o.output, report->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n")) {
       struct stat st {};
       if (::lstat(o.output->c_str(), &st) == 0) *why += " (it appeared while the run was in progress)";  // absent at the start
@@ -289,7 +296,7 @@ int supervise(const Options& o, const std::string& exe) {
     return exit_code(Code::UsageError);
   }
   for (const auto& file : {o.output, o.summary_md, o.gtest_output_file()}) {
-    if (!file) continue;
+    if (!file || (o.report_to_stdout() && file == o.output)) continue;
     if (auto why = check_new_file(*file)) {
       std::fprintf(stderr, "kernodeck-diagnostic: OUTPUT_WRITE_FAILED (exit 12): %s\n  next: pick a new, writable file name\n",
                    why->c_str());
@@ -342,6 +349,21 @@ int supervise(const Options& o, const std::string& exe) {
   ::sigaction(SIGTERM, &sa, &old_term);
   ::sigaction(SIGHUP, &sa, &old_hup);
 
+  // The text for a person: stdout, or stderr when stdout carries the JSON report (--output -).
+  std::FILE* human = o.report_to_stdout() ? stderr : stdout;
+  const bool tty = ::isatty(::fileno(human)) == 1;
+  const char* no_color = std::getenv("NO_COLOR");  // no-color.org: set and not empty
+  const bool colour = o.color == "always" || (o.color == "auto" && tty && !(no_color && *no_color));
+  // One line per layer as it finishes. --device-index all shows its GPUs' layers at the end, as --verbose
+  // does (GoogleTest's lines would interleave) and --in-process (a debug run); --quiet none at all.
+  std::unique_ptr<LiveLayers> live;
+  if (!o.quiet && !o.verbose && !o.all_devices && !o.in_process) {
+    live = std::make_unique<LiveLayers>(layer_infos(), human, tty, colour);
+    const std::string header =
+        "\n" + render_header(suite_version(), base.run_id, o.cpu_mode() ? "cpu" : fmt::format("cuda:{}", o.device_index));
+    std::fwrite(header.data(), 1, header.size(), human);
+    std::fflush(human);
+  }
   bool worker_left_running = false;  // --in-process, interrupted: its thread is still in a test
   // One worker and its report. --device-index all calls it once per GPU (runner/all_devices.h).
   auto run_one = [&](const Options& options) {
@@ -354,7 +376,7 @@ int supervise(const Options& o, const std::string& exe) {
     if (options.in_process) {
       worker_left_running = !run_in_process(worker_options, exe, &run);
     } else {
-      run_child(worker_options, exe, &run);
+      run_child(worker_options, exe, &run, live.get());
     }
     if (host.valid()) base.host = host.get();  // at most 3 s from its start, which overlapped the first worker
     run.host = base.host;
@@ -375,14 +397,22 @@ int supervise(const Options& o, const std::string& exe) {
   const std::string saved = usage_error ? std::string() : save_files(o, &report, spec_json);
   ::sigaction(SIGXFSZ, &old_xfsz, nullptr);
   std::fflush(stdout);
-  const std::string text = render_terminal(report, ::isatty(STDOUT_FILENO) == 1, o.python.value_or("")) + saved;
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  const std::string text = o.quiet ? render_verdict_line(report, colour)
+                                   : render_terminal(report, TerminalView{colour, o.python.value_or(""), !live, !live}) + saved;
+  std::fwrite(text.data(), 1, text.size(), human);
   // The stop handlers stay until every file is saved or removed again: a signal in the final write is
   // honoured now, with the files complete and the verdict printed (the report's exit code, never 143).
   if (g_stop_signal && !signal_before_save)
-    std::printf("Stop signal (SIG%s) received while saving: honoured after the files above were complete\n",
-                sigabbrev_np(g_stop_signal) ? sigabbrev_np(g_stop_signal) : "?");
-  std::fflush(stdout);
+    std::fprintf(human, "Stop signal (SIG%s) received while saving: honoured after the files above were complete\n",
+                 sigabbrev_np(g_stop_signal) ? sigabbrev_np(g_stop_signal) : "?");
+  std::fflush(human);
+  if (o.report_to_stdout() && !usage_error) {  // last, alone on stdout, so that `| jq` reads one document
+    const std::string json = report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    if (std::fwrite(json.data(), 1, json.size(), stdout) != json.size() || std::fflush(stdout) != 0) {
+      std::fprintf(stderr, "kernodeck-diagnostic: OUTPUT_WRITE_FAILED (exit 12): the report could not be written to stdout\n");
+      report["exit_code"] = exit_code(Code::OutputWriteFailed);
+    }
+  }
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);
   ::sigaction(SIGHUP, &old_hup, nullptr);

@@ -38,7 +38,10 @@ int run_worker(const Options& options, const char* argv0, events::Sink sink) {
   if (!options.has_gtest_flag("output")) testing::GTEST_FLAG(output) = "";  // GTEST_OUTPUT would overwrite files
 
   register_layer_tests();
-  testing::UnitTest::GetInstance()->listeners().Append(new VerdictListener(events::emit));
+  testing::TestEventListeners& listeners = testing::UnitTest::GetInstance()->listeners();
+  // By default the supervisor shows one line per layer; GoogleTest's own lines (and its source paths) with -v.
+  if (!options.verbose && !options.has_gtest_flag("list_tests")) delete listeners.Release(listeners.default_result_printer());
+  listeners.Append(new VerdictListener(events::emit));
   return RUN_ALL_TESTS() == 0 ? 0 : 1;
 }
 

@@ -90,6 +90,10 @@ class Result:
         self.seconds = seconds
         self.report = report
 
+    def layer_line(self, layer_id):
+        """The terminal's line of one layer ("  L2  backend & device  passed  (1/5 passed)  0.00 s"), or ""."""
+        return next((l for l in (self.stdout or "").splitlines() if l.startswith(f"  {layer_id} ")), "")
+
     def got(self):
         """(code, exit, stage) as the run showed them: its report, else its terminal output."""
         if self.report is not None:

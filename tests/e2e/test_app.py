@@ -28,7 +28,7 @@ class AppLayer(DiagnosticTest):
         self.assertEqual((tr["frozen_changed"], tr["frozen_total"]), (0, 1))
         self.assertTrue(tr["eval_without_dropout"] and tr["train_mode_restored"] and tr["state_identical"])
         self.assertGreater(tr["state_bytes"], 0)
-        self.assertIn("[       OK ] L4_App.Embeddings", r.stdout)
+        self.assertEqual(layers["L4"]["status"], "passed")
 
     def test_stop_and_resume_keeps_every_id_once(self):
         r = self.run_kd("--device", "cpu", "--layers", "app")
@@ -46,7 +46,8 @@ class AppLayer(DiagnosticTest):
         self.assertGreater(kill["uncommitted_bytes"], 0)
         self.assertEqual((last["signal"], last["started_at"], last["ended_at"], last["exit"], last["uncommitted_bytes"]),
                          (None, kill["ended_at"], 8, "exit status 0", 0))
-        self.assertIn("[       OK ] L4_App.StopResume", r.stdout)
+        l4 = next(l for l in r.report["layers"] if l["id"] == "L4")
+        self.assertEqual(next(t for t in l4["tests"] if t["name"] == "StopResume")["status"], "passed")
 
     def test_l4_alone_runs_what_it_needs(self):
         r = self.run_kd("--device", "cpu", "--layers", "L4")
