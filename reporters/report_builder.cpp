@@ -234,8 +234,8 @@ void attach_hint(json* report, Code code, const std::string& raw_message, const 
   if (!(*report)["error"].is_object()) return;
   const std::optional<Hint> h = find_hint(code, raw_message, hint_context(*report, run));
   (*report)["error"]["cause"] = h ? json(redact(h->cause)) : json();
-  // error.next_action becomes the specific one; the top-level next_action stays the code's fixed text.
-  if (h) (*report)["error"]["next_action"] = h->action;
+  // One next action per report: the specific one replaces the code's fixed text in both places.
+  if (h) (*report)["error"]["next_action"] = (*report)["next_action"] = h->action;
 }
 
 const std::string kFloodedText = "the worker sent more than 16 MiB of events and was stopped";

@@ -97,6 +97,15 @@ TEST(ReportBuilder, FailureGivesItsCodeStageMessageAndNextAction) {
   EXPECT_EQ(r["next_action"], "read the reported stage before running a model");
 }
 
+TEST(ReportBuilder, ARecognisedErrorsNextActionIsTheReportsOnlyOne) {
+  const json f = failed("L2_BackendDevice", "GpuAvailable", "GPU_UNAVAILABLE", "L2.gpu_available",
+                        "torch.cuda: Found no NVIDIA driver on your system");
+  const json r = build({f, end(1, 1, f)}, exited(1));
+  EXPECT_NE(r["error"]["cause"].get<std::string>().find("no NVIDIA driver"), std::string::npos) << r["error"];
+  EXPECT_NE(r["next_action"].get<std::string>().find("--gpus all"), std::string::npos) << r["next_action"];
+  EXPECT_EQ(r["error"]["next_action"], r["next_action"]);  // never two different next actions
+}
+
 TEST(ReportBuilder, LayersShowWhichLayerFailed) {
   const json r = build(failing_product_run(), exited(1));
   ASSERT_EQ(r["layers"].size(), 3u);
@@ -324,7 +333,8 @@ TEST(ReportBuilder, AnL5OutOfMemoryCarriesThePhaseStageAndThePhasesCause) {
   EXPECT_EQ(r["memory"]["oom"]["phase"], "first_compute");
   EXPECT_EQ(r["requested"]["memory_fraction"], 0.0006);
   EXPECT_NE(r["error"]["cause"].get<std::string>().find("activations"), std::string::npos) << r["error"]["cause"];
-  EXPECT_NE(r["error"]["next_action"].get<std::string>().find("batch size"), std::string::npos);
+  EXPECT_NE(r["next_action"].get<std::string>().find("batch size"), std::string::npos);
+  EXPECT_EQ(r["error"]["next_action"], r["next_action"]);
 }
 
 TEST(ReportBuilder, GrowthIsMemoryCheckFailedWithTheLeaksHint) {
