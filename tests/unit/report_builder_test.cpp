@@ -283,6 +283,17 @@ TEST(ReportBuilder, VerifiedCpuRunIsCpuCheckPassedAndSaysNothingOfTheGpu) {
   EXPECT_EQ(r["execution"]["device"], "cpu");
 }
 
+TEST(ReportBuilder, APassNamesTheLastStepThatPassedNotASkippedOne) {
+  std::vector<json> events = verified_run("cpu");
+  const json skip = {{"ev", "test_end"}, {"suite", "L3_TinyOp"}, {"test", "Synchronize"}, {"status", "skipped"},
+                     {"message", "CPU work is synchronous: nothing to synchronize"}, {"duration_ms", 0}};
+  events.insert(events.end() - 1, {{{"ev", "test_start"}, {"suite", "L3_TinyOp"}, {"test", "Synchronize"}},
+                                   stage("L3.synchronize"), skip});
+  const json r = build(events, exited(0), cpu());
+  EXPECT_EQ(r["code"], "CPU_CHECK_PASSED");
+  EXPECT_EQ(r["stage"], "L3.gradients");
+}
+
 TEST(ReportBuilder, PassWithoutTheFullCheckIsSelectedTestsPassed) {
   const json r = build({passed("L1_RuntimeImport", "LibTorchLoads"), end(1, 0)});
   EXPECT_EQ(r["code"], "SELECTED_TESTS_PASSED");
