@@ -28,6 +28,34 @@ if(NOT kd_rc EQUAL 0 OR NOT kd_layers)
   return()
 endif()
 
+# CTest's JUnit <failure message> quotes the FAIL_REGULAR_EXPRESSION that matched: with one per failing
+# code and stage, checked in this order, it names the verdict. "CODE at STAGE" is the failing test's
+# own line (a test failed, or its prerequisite did); "Verdict: CODE .* at stage STAGE" the verdict line
+# of a run that no test ended (timeout, crash); "Verdict: CODE" the rest (a stage not declared by a
+# step, e.g. L5.oom.<phase>). Only failing verdicts match: a passing layer's output never does.
+# A layer run alone fails at its own stages or, through a prerequisite, at an earlier layer's.
+function(kd_verdict_regexes layer out)
+  string(SUBSTRING ${layer} 1 -1 n)
+  set(stages)
+  foreach(stage IN LISTS KD_CONFORMANCE_STAGES)
+    string(REGEX REPLACE "^L([0-9]+)\\..*" "\\1" k ${stage})
+    if(k LESS_EQUAL n)
+      list(APPEND stages ${stage})
+    endif()
+  endforeach()
+  set(tests)
+  set(verdicts)
+  set(codes)
+  foreach(code IN LISTS KD_CONFORMANCE_FAILING_CODES)
+    foreach(stage IN LISTS stages)
+      list(APPEND tests "${code} at ${stage}")
+      list(APPEND verdicts "Verdict: ${code} .* at stage ${stage}")
+    endforeach()
+    list(APPEND codes "Verdict: ${code} ")
+  endforeach()
+  set(${out} ${tests} ${verdicts} ${codes} PARENT_SCOPE)
+endfunction()
+
 set(kd_chains 1)
 if(KD_CONFORMANCE_DEVICE STREQUAL "cuda")
   set(kd_chains ${KD_CONFORMANCE_GPUS})
@@ -47,6 +75,8 @@ foreach(kd_chain RANGE 1 ${kd_chains})
       continue()  # already added by the first chain
     endif()
     add_test(${kd_name} "${KD_CONFORMANCE_RUN_LAYER}" "${KD_CONFORMANCE_BIN}" ${kd_id} ${KD_CONFORMANCE_DEVICE})
+    kd_verdict_regexes(${kd_id} kd_verdict)
+    set_tests_properties(${kd_name} PROPERTIES FAIL_REGULAR_EXPRESSION "${kd_verdict}")
     set(kd_labels conformance layer:${kd_id})
     if(kd_gpu)
       list(INSERT kd_labels 1 gpu)

@@ -81,8 +81,10 @@ std::string render_markdown_summary(const json& r) {
                                     passed ? "passed" : "**failed**"));
   out += row("Stage", code_span(r, "stage"));
   if (text::field(r, "device_index").is_number()) out += row("Failing GPU", r["device_index"].dump());
-  if (r["error"].is_object() && !str(r["error"], "message", "").empty())
-    out += row("Cause", markdown_text(str(r["error"], "message")));
+  // As on the terminal: the error's first line, the recognised cause, the report's one next action.
+  const json& error = text::field(r, "error");
+  if (!str(error, "message", "").empty()) out += row("Error", markdown_text(str(error, "message")));
+  if (text::field(error, "cause").is_string()) out += row("Cause", markdown_text(str(error, "cause")));
   out += row("Next action", markdown_text(str(r, "next_action")));
   out += row("Target", markdown_text(text::target(r["requested"])));
   const json& ex = r["execution"];

@@ -164,6 +164,19 @@ std::string last_stage(const std::vector<json>& events) {
   return stage;
 }
 
+// A pass ended at the last step that passed: a skipped step (L3.synchronize on the CPU) checked nothing.
+// A test's own stage is the last one announced between its start and its end.
+std::string last_passed_stage(const std::vector<json>& events) {
+  std::string in_test, passed;
+  for (const auto& ev : events) {
+    const std::string kind = text(ev, "ev");
+    if (kind == "test_start") in_test.clear();
+    if (kind == "stage") in_test = text(ev, "stage");
+    if (kind == "test_end" && text(ev, "status") == "passed" && !in_test.empty()) passed = in_test;
+  }
+  return passed.empty() ? last_stage(events) : passed;
+}
+
 // The listener's first failing test (or suite/environment setup), as it was sent: before any later crash.
 const json* first_failure_event(const std::vector<json>& events) {
   for (const auto& ev : events) {
@@ -217,8 +230,8 @@ void attach_hint(json* report, Code code, const std::string& raw_message, const 
   if (!(*report)["error"].is_object()) return;
   const std::optional<Hint> h = find_hint(code, raw_message, hint_context(*report, run));
   (*report)["error"]["cause"] = h ? json(redact(h->cause)) : json();
-  // error.next_action becomes the specific one; the top-level next_action stays the code's fixed text.
-  if (h) (*report)["error"]["next_action"] = h->action;
+  // One next action per report: the specific one replaces the code's fixed text in both places.
+  if (h) (*report)["error"]["next_action"] = (*report)["next_action"] = h->action;
 }
 
 const std::string kFloodedText = "the worker sent more than 16 MiB of events and was stopped";
@@ -340,7 +353,7 @@ json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
     const Code pass = !verified ? Code::SelectedTestsPassed
                       : run.options.cpu_mode() ? Code::CpuCheckPassed
                                                : Code::GpuCheckPassed;
-    set_verdict(&report, pass, stage, "");
+    set_verdict(&report, pass, last_passed_stage(run.events), "");
   }
   if (end && w.signal)
     report["warnings"].push_back(fmt::format("the worker was killed by {} after its verdict", signal_text(w.signal)));

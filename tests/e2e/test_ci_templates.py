@@ -33,6 +33,11 @@ class Templates(unittest.TestCase):
     def test_github_workflow(self):
         wf = load("github-actions.yml")
         self.assertIn("on", wf, "quote 'on': YAML 1.1 reads a bare on as true")
+        on = wf["on"]
+        self.assertIn("workflow_dispatch", on)  # by hand
+        self.assertEqual(on["push"], {"branches": ["main"]}, "a GPU job on every push of every branch")
+        self.assertEqual(set(on) - {"workflow_dispatch", "push", "schedule"}, set(), on)  # no pull_request: no GPU for forks
+        self.assertTrue(all(len(s["cron"].split()) == 5 for s in on.get("schedule", [])), on)
         job = wf["jobs"]["gpu-check"]
         self.assertEqual(job["runs-on"], ["self-hosted", "linux", "x64", "gpu"])
         steps = github_steps()

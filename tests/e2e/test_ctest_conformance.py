@@ -48,6 +48,9 @@ class ConformanceChain(CTestCase):
         self.assertIsNotNone(verdict, run.output(failed))  # the code and the stage, in the JUnit file
         if code == "GPU_UNAVAILABLE":
             self.assertEqual(verdict.group(1), "L2.gpu_available")
+        # What GitLab and GitHub show as the reason: CTest's failure message names the code and the stage.
+        message = run.cases[failed].find("failure").get("message")
+        self.assertIn(f"{code} at {verdict.group(1)}", message)
         self.assertRegex(run.out, rf"\d+ - {re.escape(failed)} \(Failed\)")
         for name in names[at + 1:]:
             self.assertEqual(run.status(name), "notrun", run.out)

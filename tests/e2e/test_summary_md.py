@@ -19,7 +19,8 @@ class SummaryMarkdown(DiagnosticTest):
         text = read(md)
         self.assertIn("### kernodeck-diagnostic: ✅ `CPU_CHECK_PASSED`", text)
         self.assertIn("| Verdict | `CPU_CHECK_PASSED` (exit 0), passed |", text)
-        self.assertIn("| Stage | `L3.synchronize` |", text)
+        self.assertIn("| Stage | `L3.gradients` |", text)  # the last step that passed: synchronize is skipped on a CPU
+        self.assertEqual(r.report["stage"], "L3.gradients")
         self.assertIn("| Next action | conclude nothing about CUDA or ROCm |", text)
         self.assertIn("| Check | product and gradient verified on cpu, loss 196.0 |", text)
         self.assertIn(f"run `{r.report['run_id']}`", text)
@@ -37,7 +38,15 @@ class SummaryMarkdown(DiagnosticTest):
         self.assertIn(f"| Verdict | `{code}` (exit {exit_code}), ", text)
         stage = r.report["stage"]
         self.assertIn(f"| Stage | `{stage}` |" if stage else "| Stage | — |", text)
-        self.assertIn(f"| Next action | {r.report['next_action']}", text.replace("\\", ""))
+        plain = text.replace("\\", "")  # without Markdown's escapes
+        self.assertIn(f"| Next action | {r.report['next_action']} |", plain)
+        error = r.report["error"] or {"message": "", "cause": None}  # null on a machine where the check passes
+        if error["message"]:
+            self.assertIn(f"| Error | {error['message']} |", plain)
+        if error["cause"] is not None:  # the terminal's cause, not the raw message
+            self.assertIn(f"| Cause | {error['cause']} |", plain)
+            self.assertIn(f"  cause: {error['cause']}\n", r.stdout)
+        self.assertIn(f"  next:  {r.report['next_action']}\n", r.stdout)  # the same next action as the terminal
 
     def test_existing_file_is_never_overwritten(self):
         md = self.md_path()

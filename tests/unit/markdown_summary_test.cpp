@@ -14,13 +14,27 @@ TEST(MarkdownSummary, FailureShowsVerdictStageCauseAndNextAction) {
   EXPECT_EQ(line_starting(md, "### "), "### kernodeck-diagnostic: ❌ `CHECK_FAILED`") << md;
   EXPECT_EQ(line_starting(md, "| Verdict |"), "| Verdict | `CHECK_FAILED` (exit 8), **failed** |") << md;
   EXPECT_EQ(line_starting(md, "| Stage |"), "| Stage | `L3.product` |") << md;
-  EXPECT_EQ(line_starting(md, "| Cause |"), R"(| Cause | p = \[\[3,1\],\[7,2\]\], expected \[\[3,1\],\[7,3\]\] |)") << md;
+  EXPECT_EQ(line_starting(md, "| Error |"), R"(| Error | p = \[\[3,1\],\[7,2\]\], expected \[\[3,1\],\[7,3\]\] |)") << md;
+  EXPECT_EQ(line_starting(md, "| Cause |"), "") << "no known signature matched\n" << md;
   EXPECT_EQ(line_starting(md, "| Next action |"), "| Next action | read the reported stage before running a model |")
       << md;
   EXPECT_EQ(line_starting(md, "| Target |"), "| Target | cuda:0 |") << md;
   EXPECT_EQ(line_starting(md, "| Check |"), "") << "nothing was verified\n" << md;
   EXPECT_EQ(line_starting(md, "- ⚠️ "), R"(- ⚠️ test-only fault injection 'wrong-product' was active: this is not a diagnosis)")
       << md;
+}
+
+TEST(MarkdownSummary, ARecognisedErrorShowsTheTerminalsCauseAndNextAction) {
+  nlohmann::json r = failed_report();
+  r["code"] = r["error"]["code"] = "GPU_UNAVAILABLE";
+  r["stage"] = "L2.gpu_available";
+  r["error"]["message"] = "torch.cuda: Found no NVIDIA driver on your system";
+  r["error"]["cause"] = "no NVIDIA driver is visible to this process";
+  r["next_action"] = r["error"]["next_action"] = "install the NVIDIA driver";
+  const std::string md = render_markdown_summary(r);
+  EXPECT_EQ(line_starting(md, "| Error |"), "| Error | torch.cuda: Found no NVIDIA driver on your system |") << md;
+  EXPECT_EQ(line_starting(md, "| Cause |"), "| Cause | no NVIDIA driver is visible to this process |") << md;
+  EXPECT_EQ(line_starting(md, "| Next action |"), "| Next action | install the NVIDIA driver |") << md;
 }
 
 TEST(MarkdownSummary, DeviceAndVersions) {
@@ -53,6 +67,8 @@ TEST(MarkdownSummary, CpuPassSaysWhatWasVerifiedAndQueriesNoGpu) {
   EXPECT_EQ(line_starting(md, "| Device |"), "| Device | not queried (CPU run) |") << md;
   EXPECT_EQ(line_starting(md, "| Target |"), "| Target | cpu |") << md;
   EXPECT_EQ(line_starting(md, "| LibTorch |"), "| LibTorch | 1.13.0 (CPU-only build, found via prefix) |") << md;
+  EXPECT_EQ(line_starting(md, "| Stage |"), "| Stage | `L3.gradients` |") << md;
+  EXPECT_FALSE(contains(md, "| Error |")) << md;
   EXPECT_FALSE(contains(md, "| Cause |")) << md;
   EXPECT_FALSE(contains(md, "⚠️")) << md;
 }
@@ -62,8 +78,8 @@ TEST(MarkdownSummary, MachineTextNeverBecomesMarkupOrBreaksTheTable) {
   r["error"]["message"] = "bad | cell <img src=x onerror=alert(1)> `code` *bold* [link](http://x)\nsecond line";
   r["stage"] = "weird stage|`x`";
   const std::string md = render_markdown_summary(r);
-  const std::string cause = line_starting(md, "| Cause |");
-  EXPECT_EQ(cause, R"(| Cause | bad \| cell \<img src=x onerror=alert(1)\> \`code\` \*bold\* \[link\](http://x) second line |)")
+  const std::string error = line_starting(md, "| Error |");
+  EXPECT_EQ(error, R"(| Error | bad \| cell \<img src=x onerror=alert(1)\> \`code\` \*bold\* \[link\](http://x) second line |)")
       << md;
   EXPECT_EQ(line_starting(md, "| Stage |"), R"(| Stage | weird stage\|\`x\` |)") << md;
   EXPECT_EQ(markdown_text("a_b & c!"), R"(a\_b \& c\!)");

@@ -97,6 +97,15 @@ TEST(ReportBuilder, FailureGivesItsCodeStageMessageAndNextAction) {
   EXPECT_EQ(r["next_action"], "read the reported stage before running a model");
 }
 
+TEST(ReportBuilder, ARecognisedErrorsNextActionIsTheReportsOnlyOne) {
+  const json f = failed("L2_BackendDevice", "GpuAvailable", "GPU_UNAVAILABLE", "L2.gpu_available",
+                        "torch.cuda: Found no NVIDIA driver on your system");
+  const json r = build({f, end(1, 1, f)}, exited(1));
+  EXPECT_NE(r["error"]["cause"].get<std::string>().find("no NVIDIA driver"), std::string::npos) << r["error"];
+  EXPECT_NE(r["next_action"].get<std::string>().find("--gpus all"), std::string::npos) << r["next_action"];
+  EXPECT_EQ(r["error"]["next_action"], r["next_action"]);  // never two different next actions
+}
+
 TEST(ReportBuilder, LayersShowWhichLayerFailed) {
   const json r = build(failing_product_run(), exited(1));
   ASSERT_EQ(r["layers"].size(), 3u);
@@ -274,6 +283,17 @@ TEST(ReportBuilder, VerifiedCpuRunIsCpuCheckPassedAndSaysNothingOfTheGpu) {
   EXPECT_EQ(r["execution"]["device"], "cpu");
 }
 
+TEST(ReportBuilder, APassNamesTheLastStepThatPassedNotASkippedOne) {
+  std::vector<json> events = verified_run("cpu");
+  const json skip = {{"ev", "test_end"}, {"suite", "L3_TinyOp"}, {"test", "Synchronize"}, {"status", "skipped"},
+                     {"message", "CPU work is synchronous: nothing to synchronize"}, {"duration_ms", 0}};
+  events.insert(events.end() - 1, {{{"ev", "test_start"}, {"suite", "L3_TinyOp"}, {"test", "Synchronize"}},
+                                   stage("L3.synchronize"), skip});
+  const json r = build(events, exited(0), cpu());
+  EXPECT_EQ(r["code"], "CPU_CHECK_PASSED");
+  EXPECT_EQ(r["stage"], "L3.gradients");
+}
+
 TEST(ReportBuilder, PassWithoutTheFullCheckIsSelectedTestsPassed) {
   const json r = build({passed("L1_RuntimeImport", "LibTorchLoads"), end(1, 0)});
   EXPECT_EQ(r["code"], "SELECTED_TESTS_PASSED");
@@ -324,7 +344,8 @@ TEST(ReportBuilder, AnL5OutOfMemoryCarriesThePhaseStageAndThePhasesCause) {
   EXPECT_EQ(r["memory"]["oom"]["phase"], "first_compute");
   EXPECT_EQ(r["requested"]["memory_fraction"], 0.0006);
   EXPECT_NE(r["error"]["cause"].get<std::string>().find("activations"), std::string::npos) << r["error"]["cause"];
-  EXPECT_NE(r["error"]["next_action"].get<std::string>().find("batch size"), std::string::npos);
+  EXPECT_NE(r["next_action"].get<std::string>().find("batch size"), std::string::npos);
+  EXPECT_EQ(r["error"]["next_action"], r["next_action"]);
 }
 
 TEST(ReportBuilder, GrowthIsMemoryCheckFailedWithTheLeaksHint) {
