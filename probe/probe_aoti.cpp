@@ -8,6 +8,7 @@
 
 #include "probe_aoti.h"
 #include "probe_status.h"
+#include "pytree_names.h"
 
 namespace kd::probe {
 namespace {
@@ -15,6 +16,11 @@ namespace {
 std::unique_ptr<torch::inductor::AOTIModelPackageLoader>& loader() {
   static std::unique_ptr<torch::inductor::AOTIModelPackageLoader> l;
   return l;
+}
+
+std::vector<std::string>& output_names() {
+  static std::vector<std::string> names;
+  return names;
 }
 
 // The file is an AOTInductor archive (the suite checked): what fails is its content, or the memory.
@@ -32,6 +38,8 @@ kd_status aoti_load(const char* path, at::Device device, char* desc, int desc_ca
       return make_status(KD_ERR_MODEL_DEVICE, compiled_for);
     loader() = std::make_unique<torch::inductor::AOTIModelPackageLoader>(path, "model", /*run_single_threaded=*/false,
                                                                          /*num_runners=*/1, device.index());
+    const std::vector<std::string> spec = loader()->get_call_spec();  // {inputs, outputs}
+    output_names() = spec.size() == 2 ? pytree_leaf_names(spec[1]).value_or(std::vector<std::string>{}) : std::vector<std::string>{};
     copy_to(desc, static_cast<size_t>(desc_cap), "AOTInductor package (compiled for " + compiled_for + "), device " + device.str());
     return ok_status();
   } catch (const c10::Error& e) {
@@ -43,7 +51,12 @@ kd_status aoti_load(const char* path, at::Device device, char* desc, int desc_ca
 
 bool aoti_loaded() { return loader() != nullptr; }
 
-void aoti_unload() { loader().reset(); }
+void aoti_unload() {
+  loader().reset();
+  output_names().clear();
+}
+
+std::vector<std::string> aoti_output_names() { return output_names(); }
 
 std::vector<at::Tensor> aoti_run(const std::vector<at::Tensor>& inputs) { return loader()->run(inputs); }
 

@@ -4,6 +4,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
+#include <string>
 #include <vector>
 
 #include "probe_api.h"
@@ -17,5 +18,7 @@ kd_status aoti_load(const char* path, at::Device device, char* desc, int desc_ca
 bool aoti_loaded();
 void aoti_unload();
 std::vector<at::Tensor> aoti_run(const std::vector<at::Tensor>& inputs);
+// The loaded package's output names from its call spec (pytree_names.h); empty when it has none to read.
+std::vector<std::string> aoti_output_names();
 
 }  // namespace kd::probe

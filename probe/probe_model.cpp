@@ -91,8 +91,11 @@ kd_status model_run(const kd_model_input* inputs, int count, kd_output_sink sink
   Forward forward;
   if (aoti_loaded()) {
     forward = [](const std::vector<at::Tensor>& args, const std::vector<std::string>&) {
-      std::vector<ModelOutput> outs;  // a flat list of tensors: named by position
-      for (auto& t : aoti_run(args)) outs.push_back({std::to_string(outs.size()), t, ""});
+      std::vector<ModelOutput> outs;  // a flat list of tensors: named by the package's call spec, else by position
+      const std::vector<at::Tensor> flat = aoti_run(args);
+      const std::vector<std::string> names = aoti_output_names();
+      for (size_t i = 0; i < flat.size(); ++i)
+        outs.push_back({names.size() == flat.size() ? names[i] : std::to_string(i), flat[i], ""});
       return outs;
     };
   } else if (m.module) {

@@ -19,4 +19,6 @@ void aoti_unload() {}
 
 std::vector<at::Tensor> aoti_run(const std::vector<at::Tensor>&) { throw std::logic_error("no AOTInductor loader"); }
 
+std::vector<std::string> aoti_output_names() { return {}; }
+
 }  // namespace kd::probe

@@ -335,6 +335,19 @@ class NamedOutputs(ModelTest):
         self.assertEqual(r.rc, 2)  # fits no model: the supervisor refuses the spec before anything runs
         self.assertIn("--input: inputs[1].name 'input_ids' repeats inputs[0].name", r.stderr)
 
+    def test_a_packages_outputs_are_named_from_its_call_spec(self):
+        """The same encoder as an AOTInductor package (make_named_models.py --aoti): its dict's keys name the outputs."""
+        spec = self.write_spec(ENCODER_INPUTS, {"count": 2, "shapes": {"pooled": [2, 8], "hidden": [2, 5, 8]}})
+        r = self.run_model(os.path.join(DATA, "dict_model_cpu.pt2"), spec)
+        if not BUILD.aoti_loader:
+            self.assertVerdict(r, "MODEL_LOAD_FAILED", 13, "L4.model_load")  # Debian's 1.13: no package loader
+            return
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        self.assertEqual([(o["name"], o["shape"]) for o in r.report["app"]["model"]["output_list"]],
+                         [("pooled", [2, 8]), ("hidden", [2, 5, 8])])
+        r = self.run_model(os.path.join(DATA, "dict_model_cpu.pt2"), self.write_spec(ENCODER_INPUTS, {"shapes": {"hidden": [2, 8]}}))
+        self.assertBroken(r, "shape", "output 'hidden'")
+
     def test_nested_outputs_are_flattened_with_names(self):
         spec = self.write_spec([{"name": "x", "shape": [3, 4]}],
                                {"count": 5, "shapes": {"0.logits": [3, 3], "1.0": [3]}, "finite": True})
