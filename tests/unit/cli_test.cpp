@@ -238,6 +238,28 @@ TEST(Cli, ACpuRunRefusesADeviceIndex) {
   EXPECT_TRUE(parse_ok({"--device", "cpu", "--device-index", "0"}).cpu_mode());  // what the worker is given
 }
 
+// Issue "First contact": what the terminal shows, and the report on stdout.
+TEST(Cli, VerboseQuietColourVersionAndTheReportOnStdout) {
+  EXPECT_TRUE(parse_ok({"-v"}).verbose);
+  EXPECT_TRUE(parse_ok({"--verbose"}).verbose);
+  EXPECT_TRUE(parse_ok({"-q"}).quiet);
+  EXPECT_TRUE(parse_ok({"--quiet"}).quiet);
+  EXPECT_TRUE(parse_ok({"--version"}).version);
+  EXPECT_EQ(parse_ok({}).color, "auto");
+  EXPECT_EQ(parse_ok({"--color", "never"}).color, "never");
+  EXPECT_EQ(parse_ok({"--color=always"}).color, "always");
+  EXPECT_TRUE(parse_ok({"--output", "-"}).report_to_stdout());
+  EXPECT_FALSE(parse_ok({"--output", "r.json"}).report_to_stdout());
+  EXPECT_EQ(usage_error({"-v", "-q"}), "--verbose and --quiet contradict each other: give one of them");
+  EXPECT_EQ(usage_error({"--color", "sometimes"}), "--color must be 'auto', 'always' or 'never', not 'sometimes'");
+  EXPECT_EQ(usage_error({"--quiet=1"}), "--quiet takes no value");
+  EXPECT_EQ(usage_error({"--summary-md", "-"}), "--summary-md needs a file name: '-' (stdout) is --output's");
+  EXPECT_EQ(usage_error({"-x"}), "unknown argument '-x'");  // main() adds the pointer to --help, once
+  // The worker keeps GoogleTest's printer only when asked; it never needs --quiet or --color (the supervisor prints).
+  EXPECT_TRUE(parse_ok(worker_arguments(parse_ok({"-v"}), 7)).verbose);
+  EXPECT_FALSE(parse_ok(worker_arguments(parse_ok({"-q"}), 7)).verbose);
+}
+
 TEST(Cli, HelpWinsWhereverItStands) {
   for (const auto& args : std::vector<std::vector<std::string>>{{"-h"}, {"--help"}, {"--device", "cpu", "--help"},
                                                                    {"--device", "gpu", "--help"}, {"--help", "--help"}})
@@ -249,7 +271,8 @@ TEST(Cli, UsageTextListsEveryOptionAndExitCode) {
   for (const char* want : {"--device cuda|cpu", "--device-index N", "--timeout S", "--output FILE", "--layers",
                            "--inject-fault", "--help", "5 to 120", "default 30", "12 report not written", "--full", "--model FILE",
                            "--input SPEC.json", "--extension FILE", "--bundle DIR", "13 model", "14 application", "--summary-md FILE",
-                           "--min-bandwidth-fraction F", "--min-matmul-fraction F", "16 performance"})
+                           "--min-bandwidth-fraction F", "--min-matmul-fraction F", "16 performance", "--verbose",
+                           "--quiet", "--color WHEN", "--version", "Examples:", "docs/command-line.md"})
     EXPECT_NE(text.find(want), std::string::npos) << want;
 }
 
