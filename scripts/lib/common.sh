@@ -22,3 +22,8 @@ missing_packages() {
   done
   echo "${out[@]}"
 }
+
+# ccache keys on paths; with these a compile in another clone of the tree (CI's fresh clone, a second
+# build folder) finds what this one compiled: paths under the tree are hashed relative to it, and the
+# build folder's name (written into -g's debug info) is left out of the key.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$KD_ROOT} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
