@@ -26,7 +26,9 @@ nlohmann::json check_all_devices(const Options& o, const std::function<nlohmann:
   each.layers = per_device_layers(o.layers);
   std::vector<nlohmann::json> reports;
   each.device_index = 0;
+  each.across_devices = true;  // GPU 0's worker also splits L4 over every GPU (suites/l4_across_devices.cpp)
   reports.push_back(run_one(each));
+  each.across_devices = false;
   const int count = visible_device_count(reports[0]);
   for (int i = 1; i < count && !stopped(); ++i) {
     each.device_index = i;

@@ -10,7 +10,8 @@
 
 namespace kd {
 
-const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error", "leak", "range-leak", "device-assert", "slow-save"};
+const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error", "leak", "range-leak", "device-assert", "slow-save",
+                                           "cpu-shards", "cpu-shard-oom", "shard-oom"};
 
 namespace {
 
@@ -121,7 +122,7 @@ bool takes_value(const std::string& arg) {
                                           "--summary-md", "--layers", "--model", "--input", "--bundle",
                                           "--min-bandwidth-fraction", "--min-matmul-fraction", "--memory-fraction",
                                           "--range-memory-fraction", "--range-budget", "--inject-fault", "--kd-worker-fd",
-                                          "--kd-batch-job", "--kd-range-job", "--kd-run-id", "--python", "--extension",
+                                          "--kd-batch-job", "--kd-range-job", "--kd-shard-job", "--kd-run-id", "--python", "--extension",
                                           "--color"};
   return k.count(arg) > 0;
 }
@@ -282,6 +283,14 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       double share = 0;
       if (!parse_seconds(v, &share) || !(share > 0 && share <= 1)) return UsageError{"--kd-range-job is internal"};
       o.range_job_share = share;
+    } else if (arg == "--kd-shard-job") {
+      if (auto e = value(&v)) return *e;
+      if (v.empty() || v.size() > 512 || v.find_first_not_of("0123456789,") != std::string::npos)
+        return UsageError{"--kd-shard-job is internal"};
+      o.shard_job = v;
+    } else if (arg == "--kd-across-devices") {
+      if (inline_value) return UsageError{"--kd-across-devices is internal"};
+      o.across_devices = true;
     } else if (arg == "--kd-nvml-facts") {
       if (inline_value) return UsageError{"--kd-nvml-facts is internal"};
       o.nvml_facts = true;
@@ -340,6 +349,12 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
   if ((o.fault == "leak" || o.fault == "range-leak") && o.cpu_mode())
     return UsageError{fmt::format("--inject-fault {} is seen by the CUDA caching allocator's counters: it has no "
                                   "meaning with --device cpu", o.fault)};
+  const bool l4 = std::find(o.layers.begin(), o.layers.end(), "L4") != o.layers.end() || o.model || !o.extensions.empty();
+  if ((o.fault == "cpu-shards" || o.fault == "cpu-shard-oom") && (!o.cpu_mode() || !l4))
+    return UsageError{fmt::format("--inject-fault {} splits L4 over CPU processes: it needs --device cpu and L4 "
+                                  "(--layers app)", o.fault)};
+  if (o.fault == "shard-oom" && (!o.all_devices || !l4))
+    return UsageError{"--inject-fault shard-oom acts in L4 across GPUs: it needs --device-index all and L4 (--layers app)"};
   if (o.model.has_value() != o.input.has_value())
     return UsageError{"--model and --input go together: the model, and the spec of its input and output contract"};
   if ((o.model || !o.extensions.empty()) && !o.has_gtest_flag("filter")) {
@@ -366,6 +381,7 @@ std::vector<std::string> worker_arguments(const Options& o, int event_fd) {
   if (!o.run_id.empty()) a.insert(a.end(), {"--kd-run-id", o.run_id});
   if (!o.layers.empty()) a.insert(a.end(), {"--layers", fmt::format("{}", fmt::join(o.layers, ","))});
   if (!o.fault.empty()) a.insert(a.end(), {"--inject-fault", o.fault});
+  if (o.across_devices) a.push_back("--kd-across-devices");
   if (o.verbose) a.push_back("--verbose");  // the worker keeps GoogleTest's own printer
   if (o.min_bandwidth_fraction != kDefaultMinBandwidthFraction)
     a.insert(a.end(), {"--min-bandwidth-fraction", plain_decimal(o.min_bandwidth_fraction)});
@@ -395,6 +411,7 @@ Options:
   --device cuda|cpu     device to check (default cuda; cpu only when asked)
   --device-index N      GPU index among the visible devices (default 0); "all":
                         every visible GPU, one verdict each, then the peer layer
+                        (with L4: its workload also split over all the GPUs)
   --timeout S           whole-run limit in seconds, 5 to 120 (default 30)
   --output FILE         also write the JSON report to FILE, a new file
                         (an existing path is never overwritten: exit 12);
@@ -436,7 +453,10 @@ Options:
                         leak (L5's workload keeps every loss tensor), range-leak (L5, GPU),
                         device-assert (L4: --model's run reads as a GPU's device-side
                         assert, so that its CPU re-run is exercised without a GPU),
-                        slow-save (a 3 s pause between the bundle and the report);
+                        slow-save (a 3 s pause between the bundle and the report),
+                        cpu-shards / cpu-shard-oom (L4 across devices split over three
+                        CPU processes; the second runs out of memory), shard-oom (the
+                        second GPU's shard runs out of memory);
                         recorded in the report, never a diagnosis
   -v, --verbose         also show GoogleTest's own output (by default: one line per layer)
   -q, --quiet           show the verdict line only (the exit code is the same)

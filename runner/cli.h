@@ -52,6 +52,8 @@ struct Options {
   std::optional<std::string> batch_job;  // internal: this process is L4's stop/resume batch job, in this folder
   bool cpu_rerun = false;  // internal: this process re-runs --model on the CPU after a device-side assert
   std::optional<double> range_job_share;  // internal: one process of L5's processes axis; its share of the allocator cap
+  bool across_devices = false;  // internal: GPU 0's worker of --device-index all, which also splits L4 over every GPU
+  std::optional<std::string> shard_job;  // internal: one shard of L4 across devices; its input ids, comma-separated
 
   bool cpu_mode() const { return device == "cpu"; }
   bool report_to_stdout() const { return output == std::string("-"); }  // --output -: the human text goes to stderr

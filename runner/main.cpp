@@ -1,6 +1,7 @@
 // kernodeck-diagnostic: one entry point for users, ctest and --gtest_filter alike.
 // Without --kd-worker-fd this process supervises; with it, it is the worker; with --kd-batch-job,
-// L4's batch job; with --kd-nvml-facts, the NVML child; `aggregate` reads many machines' reports.
+// L4's batch job; with --kd-shard-job, one shard of L4 across devices; with --kd-nvml-facts, the
+// NVML child; `aggregate` reads many machines' reports.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "runner/batch_job.h"
 #include "runner/model_rerun.h"
 #include "runner/range_job.h"
+#include "runner/shard_job.h"
 #include "runner/cli.h"
 #include "runner/nvml_facts.h"
 #include "runner/supervisor.h"
@@ -39,6 +41,7 @@ int main(int argc, char** argv) {
   if (options.batch_job) return kd::run_batch_job(options);  // started by L4's stop/resume step
   if (options.cpu_rerun) return kd::run_model_rerun(options);  // started by L4.model_run after a device-side assert
   if (options.range_job_share) return kd::run_range_job(options);  // started by L5's processes axis
+  if (options.shard_job) return kd::run_shard_job(options);  // started by L4 across devices
   if (options.worker_fd >= 0) return kd::run_worker(options, argv[0], kd::events::fd_sink(options.worker_fd));
   if (options.has_gtest_flag("list_tests")) return kd::run_worker(options, argv[0], nullptr);  // lists, runs nothing
   return kd::supervise(options, kd::self_executable());

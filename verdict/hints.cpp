@@ -88,6 +88,13 @@ std::optional<Hint> find_hint(Code code, const std::string& m, const HintContext
     return Hint{c.visible_devices_env == "empty" ? "CUDA_VISIBLE_DEVICES is set but empty: it hides every GPU"
                                                  : "CUDA_VISIBLE_DEVICES is set but names no device this process can use",
                 "unset CUDA_VISIBLE_DEVICES, or set it to the index or UUID of a GPU that nvidia-smi lists"};
+  // Before the generic out-of-memory hint: the other GPUs ran their shards, so it is this GPU.
+  if (c.stage == "L4.across_devices" && has(m, "the shard on"))
+    return Hint{code == Code::OutOfMemory
+                    ? "one GPU could not hold its shard though GPU 0 held the whole workload: that GPU's memory is "
+                      "taken by another process, or it is a smaller card"
+                    : "one GPU failed its shard of a workload GPU 0 ran whole: that GPU, or its process, is at fault",
+                "check the named GPU alone (--device-index N --layers app) and its other processes (nvidia-smi)"};
   if (code == Code::OutOfMemory && c.oom) {  // L5 knows the phase: its cause and action are specific
     const memory::OomVerdict v = memory::classify_oom(*c.oom);
     return Hint{v.cause, v.action};

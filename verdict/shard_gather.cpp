@@ -19,41 +19,41 @@ std::vector<Shard> split(const std::vector<int64_t>& ids, const std::vector<int>
   return out;
 }
 
-Gathered gather(const std::vector<int64_t>& ids, const std::vector<ShardOutput>& outputs) {
+Gathered gather(const std::vector<int64_t>& ids, const std::vector<ShardOutput>& outputs, const std::string& unit) {
   Gathered g;
   auto broken = [&](std::string rule, std::string message, std::optional<int> device) {
     g.violation = Violation{std::move(rule), std::move(message), device};
     return g;
   };
   for (const ShardOutput& o : outputs)
-    if (o.error) return broken("shard_failed", fmt::format("the shard on GPU {} failed: {}", o.device, *o.error), o.device);
+    if (o.error) return broken("shard_failed", fmt::format("the shard on {} {} failed: {}", unit, o.device, *o.error), o.device);
   std::map<int64_t, size_t> position;
   for (size_t i = 0; i < ids.size(); ++i) position.emplace(ids[i], i);
   std::vector<std::optional<int>> from(ids.size());
   g.rows.assign(ids.size(), {});
   for (const ShardOutput& o : outputs) {
     if (o.rows.size() != o.ids.size())
-      return broken("shape", fmt::format("the shard on GPU {} returned {} ids but {} rows", o.device, o.ids.size(), o.rows.size()),
+      return broken("shape", fmt::format("the shard on {} {} returned {} ids but {} rows", unit, o.device, o.ids.size(), o.rows.size()),
                     o.device);
     for (size_t j = 0; j < o.ids.size(); ++j) {
       const auto p = position.find(o.ids[j]);
       if (p == position.end())
-        return broken("foreign", fmt::format("id {} came back from GPU {} but was never sent", o.ids[j], o.device), o.device);
+        return broken("foreign", fmt::format("id {} came back from {} {} but was never sent", o.ids[j], unit, o.device), o.device);
       if (from[p->second])
-        return broken("doubled", fmt::format("id {} came back twice (from GPU {} and GPU {})", o.ids[j], *from[p->second], o.device),
+        return broken("doubled", fmt::format("id {} came back twice (from {} {} and {} {})", o.ids[j], unit, *from[p->second], unit, o.device),
                       o.device);
       from[p->second] = o.device;
       g.rows[p->second] = o.rows[j];
     }
   }
   for (size_t i = 0; i < ids.size(); ++i)
-    if (!from[i]) return broken("lost", fmt::format("id {} did not come back from any GPU", ids[i]), std::nullopt);
+    if (!from[i]) return broken("lost", fmt::format("id {} did not come back from any {}", ids[i], unit), std::nullopt);
   return g;
 }
 
 std::optional<Violation> compare(const std::vector<int64_t>& ids, const std::vector<std::vector<double>>& gathered,
                                  const std::vector<std::vector<double>>& single, const std::vector<Shard>& shards,
-                                 double atol, double rtol) {
+                                 double atol, double rtol, const std::string& unit) {
   auto owner = [&](int64_t id) -> std::optional<int> {
     for (const Shard& s : shards)
       for (int64_t x : s.ids)
@@ -62,7 +62,7 @@ std::optional<Violation> compare(const std::vector<int64_t>& ids, const std::vec
   };
   for (size_t i = 0; i < ids.size(); ++i) {
     const auto device = owner(ids[i]);
-    const std::string gpu = device ? fmt::format("GPU {}", *device) : "no GPU";
+    const std::string gpu = device ? fmt::format("{} {}", unit, *device) : "no " + unit;
     if (i >= gathered.size() || i >= single.size() || gathered[i].size() != single[i].size())
       return Violation{"shape", fmt::format("id {} (from {}): the gathered row and the single-device row differ in size", ids[i], gpu),
                        device};

@@ -3,7 +3,7 @@
 // not divide), then each shard's outputs gathered back on the host and checked: every id exactly
 // once (none lost, none doubled, none foreign), the input order restored, and the gathered
 // result equal to the single-device result within the tolerance. A shard that failed is named
-// by its device.
+// by its device: "GPU 1", or in the CPU's test-only shards "CPU shard 1" (unit).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -36,12 +36,12 @@ struct Gathered {
   std::vector<std::vector<double>> rows;  // in the input ids' order (complete only without a violation)
   std::optional<Violation> violation;     // the first rule broken
 };
-Gathered gather(const std::vector<int64_t>& ids, const std::vector<ShardOutput>& outputs);
+Gathered gather(const std::vector<int64_t>& ids, const std::vector<ShardOutput>& outputs, const std::string& unit = "GPU");
 
 // The gathered rows against the single-device rows, id by id: |a - b| <= atol + rtol * |b|.
 // owner: the device each id was sent to (split()'s), to name it.
 std::optional<Violation> compare(const std::vector<int64_t>& ids, const std::vector<std::vector<double>>& gathered,
                                  const std::vector<std::vector<double>>& single, const std::vector<Shard>& shards,
-                                 double atol, double rtol);
+                                 double atol, double rtol, const std::string& unit = "GPU");
 
 }  // namespace kd::shard

@@ -47,6 +47,19 @@ TEST(Hints, DeviceSideAssertIsAnIndexOutOfRangeMostOften) {
   EXPECT_EQ(cause(Code::RuntimeError, "CUDA error: an illegal memory access was encountered"), "");
 }
 
+// L4 across devices: the other GPUs ran their shards, so the named one is at fault, not the workload's size.
+TEST(Hints, AShardThatFailsPointsAtItsGpu) {
+  HintContext c = cuda_context();
+  c.stage = "L4.across_devices";
+  const std::string oom = "the shard on GPU 1 failed: CUDA out of memory. Tried to allocate 2.00 GiB";
+  EXPECT_NE(cause(Code::OutOfMemory, oom, c).find("one GPU could not hold its shard"), std::string::npos);
+  EXPECT_NE(find_hint(Code::OutOfMemory, oom, c)->action.find("--device-index N"), std::string::npos);
+  EXPECT_NE(cause(Code::RuntimeError, "the shard on GPU 1 failed: CUDA error: unspecified launch failure", c)
+                .find("one GPU failed its shard"), std::string::npos);
+  c.stage = "L5.oom.load";  // elsewhere an out-of-memory keeps its own hint
+  EXPECT_EQ(cause(Code::OutOfMemory, oom, c).find("one GPU"), std::string::npos);
+}
+
 TEST(Hints, PerformanceBelowFloorPointsAtThrottlingForCopyAndMatmul) {
   const auto copy = find_hint(Code::PerformanceBelowFloor, "copy 1.2 TB/s is 0.25 of the H200's 4.8 TB/s, below the floor 0.6", {});
   ASSERT_TRUE(copy.has_value());
