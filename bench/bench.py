@@ -71,9 +71,10 @@ def main():
                    "gpu_rss_A_over_B": ratio(gpu, "A", "B", 1), "cpu_A_over_B": ratio(cpu, "A", "B")},
         "rounds": args.rounds, "warmup": args.warmup,
     }
-    targets = [("GPU A/B wall", figures["ratios"]["gpu_A_over_B"], 1.10), ("GPU A/C wall", figures["ratios"]["gpu_A_over_C"], 0.25),
-               ("GPU A/B peak RSS", figures["ratios"]["gpu_rss_A_over_B"], 1.10), ("CPU A/B wall", figures["ratios"]["cpu_A_over_B"], 1.10),
-               ("full run (s)", figures["full"]["median_s"], 15.0)]
+    # The targets of docs/BENCHMARKS.md: the verdict faster than the minimal program that does less.
+    targets = [("GPU A/B wall", figures["ratios"]["gpu_A_over_B"], 0.85), ("GPU A/C wall", figures["ratios"]["gpu_A_over_C"], 0.25),
+               ("GPU A/B peak RSS", figures["ratios"]["gpu_rss_A_over_B"], 1.0), ("CPU A/B wall", figures["ratios"]["cpu_A_over_B"], 1.0),
+               ("full run (s)", figures["full"]["median_s"], 8.0)]
     print(f"{'variant':<12}{'median s':>10}{'min s':>8}{'max s':>8}{'RSS MiB':>10}")
     for mode in ("gpu", "cpu"):
         for name, f in figures[mode].items():
