@@ -57,21 +57,21 @@ class AcrossGpus(DiagnosticTest):
     def test_one_visible_gpu_says_the_split_needs_two(self):
         r = self.run_kd("--device-index", "all", "--layers", "app", "--timeout", "60",
                         env={**os.environ, "CUDA_VISIBLE_DEVICES": "0"})
-        self.assertVerdict(r, "SELECTED_TESTS_PASSED", 0)
+        self.assertVerdict(r, "GPU_CHECK_PASSED", 0)
         step = across_step(r.report)  # the merged report is GPU 0's, whose worker runs the split
         self.assertEqual(step["status"], "skipped")
         self.assertIn("needs two or more GPUs: 1 visible", step["message"])
 
     def test_a_single_gpu_run_points_to_device_index_all(self):
         r = self.run_kd("--layers", "app")
-        self.assertVerdict(r, "SELECTED_TESTS_PASSED", 0)
+        self.assertVerdict(r, "GPU_CHECK_PASSED", 0)
         self.assertIn("--device-index all", across_step(r.report)["message"])
 
     @unittest.skipUnless(gpu_count() >= 2, f"needs 2 GPUs; {gpu_count()} visible")
     def test_every_gpu_gets_a_shard_and_the_gathered_result_is_the_single_gpu_one(self):
         n = gpu_count()
         r = self.run_kd("--device-index", "all", "--layers", "app", "--timeout", "120")
-        self.assertVerdict(r, "SELECTED_TESTS_PASSED", 0)
+        self.assertVerdict(r, "GPU_CHECK_PASSED", 0)
         a = r.report["app"]["across_devices"]
         self.assertEqual((a["unit"], a["devices"], a["gathered"], a["contract"]), ("GPU", n, 8, "passed"))
 
