@@ -208,12 +208,12 @@ KD_STEP(4, L4_App, ModelContract, "L4.model_run", "L4.model_load") {
   // TEST ONLY (--inject-fault device-assert): the run reads as a GPU's device-side assert, whatever it did.
   const bool injected = ctx.fault("device-assert");
   const std::string error = injected ? "CUDA error: device-side assert triggered (injected by --inject-fault device-assert)" : s.message;
+  if (*desc) ctx.fact("/app/model/input", desc);  // also when it failed: where each input was is half the story
   if (device_side_assert(error) && (!ctx.cpu_mode() || injected)) return explain_device_assert(ctx, error);
   if (s.kind != KD_OK) return backend_failure(s);
   json shown = json::array();
   for (const auto& o : outputs) shown.push_back(o.is_tensor ? app::shape_text(o.shape) + " " + o.dtype : o.dtype);
   const auto v = app::check_outputs(ms, outputs);
-  ctx.fact("/app/model/input", desc);
   ctx.fact("/app/model/outputs", shown);
   ctx.fact("/app/model/output_list", output_list(outputs));
   const auto ref_at = ms.reference ? app::find_output(ms.reference->output, outputs) : std::nullopt;
