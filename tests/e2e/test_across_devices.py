@@ -24,7 +24,8 @@ class AcrossCpuShards(DiagnosticTest):
         self.assertNotIn("across_devices", r.report["app"])
 
     def test_three_shards_split_unevenly_and_gather_the_single_device_result(self):
-        r = self.run_kd("--device", "cpu", "--layers", "app", "--inject-fault", "cpu-shards")
+        # Room for three more LibTorch loads at once on a small (or sanitized) CI machine.
+        r = self.run_kd("--device", "cpu", "--layers", "app", "--inject-fault", "cpu-shards", "--timeout", "120")
         self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
         self.assertEqual(across_step(r.report)["status"], "passed")
         a = r.report["app"]["across_devices"]
@@ -35,7 +36,7 @@ class AcrossCpuShards(DiagnosticTest):
         self.assertEqual(r.report["requested"]["fault_injection"], "cpu-shards")
 
     def test_a_shard_that_runs_out_of_memory_is_named(self):
-        r = self.run_kd("--device", "cpu", "--layers", "app", "--inject-fault", "cpu-shard-oom")
+        r = self.run_kd("--device", "cpu", "--layers", "app", "--inject-fault", "cpu-shard-oom", "--timeout", "120")
         self.assertVerdict(r, "OUT_OF_MEMORY", 9, "L4.across_devices")
         self.assertIn("the shard on CPU shard 1 failed", r.report["error"]["message"])
         self.assertIn("could not hold its shard", r.report["error"]["cause"])
