@@ -1,5 +1,6 @@
 #include "shard_job.h"
 
+#include <charconv>
 #include <cstdio>
 #include <memory>
 #include <sstream>
@@ -43,12 +44,15 @@ int run_shard_job(const Options& options) {
   kd_app_embed_in in = set;
   in.count = 0;
   std::stringstream wanted(*options.shard_job);
-  for (std::string id; std::getline(wanted, id, ',');)
+  for (std::string text; std::getline(wanted, text, ',');) {
+    int64_t id = -1;  // digits only (the command line checked), but perhaps too many for an int64: no match
+    std::from_chars(text.data(), text.data() + text.size(), id);
     for (int i = 0; i < set.count; ++i)
-      if (!id.empty() && set.ids[i] == std::stoll(id)) {
+      if (set.ids[i] == id && in.count < KD_APP_MAX_ITEMS) {  // a repeated id never overruns the set
         in.ids[in.count] = set.ids[i];
         in.lengths[in.count++] = set.lengths[i];
       }
+  }
   json ids = json::array(), rows = json::array();
   if (in.count > 0) {  // more GPUs than inputs: a shard may have nothing to do
     auto out = std::make_unique<kd_app_embed_out>();
