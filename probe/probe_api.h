@@ -4,12 +4,13 @@
 #pragma once
 #include <stdint.h>
 
-#define KD_PROBE_ABI_VERSION 10 // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
+#define KD_PROBE_ABI_VERSION 11 // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
                                 // 6: L5 memory; 7: the peer layer L7; 8: the model's format (AOTInductor packages);
                                 // 9: extension libraries (--extension), an input kept on the host; named model outputs and inputs,
                                 //    forward()'s signature; the operating range's
                                 //    concurrency axis (range_concurrent)
                                 // 10: the device's PCI address (L2's health test matches it to NVML's GPUs)
+                                // 11: the collective layer L8 (one rank of a job's process group)
 #define KD_PROBE_ENTRY "kd_probe_get_v1"
 
 #ifdef __cplusplus
@@ -20,7 +21,8 @@ enum kd_status_kind {
   KD_OK = 0, KD_ERR_OUT_OF_MEMORY = 1, KD_ERR_RUNTIME = 2, KD_ERR_UNSUPPORTED = 3,
   KD_ERR_MODEL_FORMAT = 4,  // the file was read but is not a loadable model
   KD_ERR_MODEL_DEVICE = 5,  // an AOTInductor package compiled for another device type (the message names it)
-  KD_ERR_LIBRARY = 6        // dlopen refused a library: the message is dlerror()'s text (not yet redacted)
+  KD_ERR_LIBRARY = 6,       // dlopen refused a library: the message is dlerror()'s text (not yet redacted)
+  KD_ERR_UNREACHABLE = 7    // L8: a rank did not join in time, or the transport between ranks failed
 };
 
 // Test-only fault injection, chosen with --inject-fault and recorded in the report.
@@ -240,6 +242,50 @@ typedef struct kd_all_reduce_out {
   char desc[256];
 } kd_all_reduce_out;
 
+// L8 collective (ABI 11): this process is one rank of a job. Rank 0 serves a c10d TCPStore at host:port,
+// every rank joins it and waits for all the others, then the ranks form one process group:
+// ProcessGroupNCCL on a GPU, ProcessGroupGloo on the CPU. The steps below run in that group.
+#define KD_COLLECTIVE_MAX_MISSING 64
+#define KD_COLLECTIVE_MAX_SIZES 8
+typedef struct kd_collective_in {
+  char host[256];           // rank 0's address, as the job's environment gives it (never reported)
+  int port;
+  int world_size, rank;
+  int on_gpu, index;        // the device of this rank's tensors
+  double join_timeout_s;    // how long this rank waits for every other rank to join
+  double op_timeout_s;      // each collective operation's limit
+  int wrong_contribution;   // test-only: this rank adds 1 to one element of its all-reduce contribution
+} kd_collective_in;
+
+typedef struct kd_collective_join_out {
+  int joined;               // ranks seen in the store when the wait ended (this one included)
+  int store_unreachable;    // 1: rank 0's store never answered (then nothing is known of the others)
+  int missing_count;        // ranks absent at the limit
+  int missing[KD_COLLECTIVE_MAX_MISSING];  // the first of them, ascending
+  double seconds;           // the wait for every rank, then the group's set-up
+  char backend[16];         // "gloo" or "nccl"
+  char desc[256];
+} kd_collective_join_out;
+
+// A verified collective: every element compared with the value it must hold on this rank.
+typedef struct kd_collective_check_out {
+  int64_t elements, wrong;  // compared, and how many differ
+  int64_t first_wrong;      // the first differing element's index, -1 when none
+  double expected, got;     // at that element
+  double seconds;
+  int missing_count;        // when the operation failed: ranks that never reached it (from the store)
+  int missing[KD_COLLECTIVE_MAX_MISSING];
+  char desc[256];
+} kd_collective_check_out;
+
+typedef struct kd_collective_bandwidth_out {
+  int sizes;
+  int64_t bytes[KD_COLLECTIVE_MAX_SIZES];
+  int iterations[KD_COLLECTIVE_MAX_SIZES];     // timed all-reduces of that size, after a warm-up
+  double seconds[KD_COLLECTIVE_MAX_SIZES];     // their mean, host clock, synchronized at both edges
+  char desc[256];
+} kd_collective_bandwidth_out;
+
 typedef struct kd_probe_v1 {
   int abi_version;
   kd_status (*torch_info)(kd_torch_info* out);
@@ -280,6 +326,16 @@ typedef struct kd_probe_v1 {
   kd_status (*model_signature)(char* out, int cap);
   // L5 operating range, concurrency axis (ABI 9): in's batch and max_length per execution.
   kd_status (*range_concurrent)(const kd_range_in* in, int executions, kd_range_concurrent_out* out);
+  // L8 collective (ABI 11), in this order; KD_ERR_UNREACHABLE names what was waited for, KD_ERR_UNSUPPORTED
+  // when this LibTorch has no process group for the device. The group lives until collective_end.
+  kd_status (*collective_join)(const kd_collective_in* in, kd_collective_join_out* out);
+  kd_status (*collective_all_reduce)(kd_collective_check_out* out);  // each rank's rank-dependent values, summed
+  kd_status (*collective_broadcast)(kd_collective_check_out* out);   // rank 0's values to every rank
+  kd_status (*collective_barrier)(kd_collective_check_out* out);     // only seconds and missing are filled
+  // All-reduces of float32 tensors of each size in bytes, each size for at most seconds_per_size.
+  kd_status (*collective_bandwidth)(const int64_t* bytes, int count, double seconds_per_size,
+                                    kd_collective_bandwidth_out* out);
+  kd_status (*collective_end)(void);  // every rank done (bounded wait), then the group and the store go
 } kd_probe_v1;
 
 typedef const kd_probe_v1* (*kd_probe_entry_fn)(void);

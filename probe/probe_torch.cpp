@@ -17,6 +17,7 @@
 
 #include "build_settings.h"
 #include "probe_app.h"
+#include "probe_collective.h"
 #include "device_ops.h"
 #include "probe_status.h"
 
@@ -134,6 +135,8 @@ const kd_probe_v1 kTable = {
     KD_PROBE_ABI_VERSION, torch_info, gpu_state, device_props, tiny_inputs, tiny_product, tiny_loss, tiny_backward,
     tiny_synchronize, app_embeddings, app_training, model_load, model_run, timing_segments, ceiling, memory_workload,
     range_memory_fraction, range_point, peer_copy, all_reduce, extension_load, model_signature, range_concurrent,
+    collective_join, collective_all_reduce, collective_broadcast, collective_barrier, collective_bandwidth,
+    collective_end,
 };
 
 }  // namespace

@@ -32,6 +32,7 @@ json redacted_command(const Options& o) {
   if (o.model) a.insert(a.end(), {"--model", "<file>", "--input", "<file>"});
   for (size_t i = 0; i < o.extensions.size(); ++i) a.insert(a.end(), {"--extension", "<file>"});
   for (const auto& r : range_arguments(o)) a.push_back(r);
+  for (const auto& c : collective_arguments(o)) a.push_back(c.rfind("--rendezvous=", 0) == 0 ? "--rendezvous=<host:port>" : c);
   if (o.python) a.insert(a.end(), {"--python", "<interpreter>"});
   if (o.memory_fraction) a.insert(a.end(), {"--memory-fraction", fmt::format("{}", *o.memory_fraction)});
   if (o.host_check) a.push_back("--host-check");

@@ -59,6 +59,15 @@ void merge_peer(json* merged, const json& peer, bool a_device_failed) {
   for (const char* key : {"status", "code", "exit_code", "stage", "error", "next_action"}) (*merged)[key] = at(peer, key);
 }
 
+// L8 runs in GPU 0's worker only (one rank per machine): its facts and layer entry stay when another GPU decides.
+void merge_collective(json* merged, const json& first) {
+  (*merged)["collective"] = at(first, "collective");
+  for (const auto& fl : at(first, "layers"))
+    if (at(fl, "id") == "L8")
+      for (auto& layer : (*merged)["layers"])
+        if (at(layer, "id") == "L8") layer = fl;
+}
+
 }  // namespace
 
 int visible_device_count(const json& report) {
@@ -80,6 +89,7 @@ json merge_device_reports(const std::vector<json>& per_device, const json& peer)
   merged["requested"]["device_index"] = nullptr;
   merged["requested"]["all_devices"] = true;
   merged["warnings"] = device_warnings(per_device);
+  merge_collective(&merged, per_device[0]);
   if (!peer.is_null()) merge_peer(&merged, peer, a_device_failed);
   return merged;
 }

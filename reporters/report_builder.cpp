@@ -48,6 +48,10 @@ json skeleton(const RunRecord& run) {
         {"range_axis", o.range_axis},
         {"range_budget_s", o.range_budget_s},
         {"range_memory_fraction", o.range_memory_fraction},
+        {"rendezvous", o.rendezvous.has_value()},  // never the address
+        {"world_size", o.world_size ? json(*o.world_size) : json()},
+        {"rank", o.rank ? json(*o.rank) : json()},
+        {"min_bus_bandwidth", o.min_bus_bandwidth},
         {"fault_injection", o.fault.empty() ? json() : json(o.fault)},
         {"gtest_environment_ignored", run.gtest_environment}}},
       {"runtime",
@@ -67,6 +71,7 @@ json skeleton(const RunRecord& run) {
       {"timing", nullptr},
       {"memory", nullptr},
       {"peer", nullptr},
+      {"collective", nullptr},
       {"layers", json::array()},
       {"markers", json::array()},
       {"warnings", json::array()},
@@ -103,10 +108,10 @@ bool is_plain(const json& v) {  // a scalar, or a list of scalars (pytorch.arch_
 
 // Facts come from the worker, which may be broken: they land only where the report has a place
 // for them and never reshape it. runtime, pytorch and execution have fixed keys taking plain
-// values; device (plain values), python, app, timing, memory and peer are objects the layers fill.
+// values; device (plain values), python, app, timing, memory, peer and collective are objects the layers fill.
 void apply_fact(json* report, const json& ev) {
   static const std::set<std::string> kFixed = {"runtime", "pytorch", "execution"};
-  static const std::set<std::string> kOpen = {"device", "python", "app", "timing", "memory", "peer"};
+  static const std::set<std::string> kOpen = {"device", "python", "app", "timing", "memory", "peer", "collective"};
   const std::string path = text(ev, "path");
   const json value = ev.contains("value") ? ev["value"] : json();
   if (path.size() < 2 || path[0] != '/') return;

@@ -10,7 +10,8 @@ namespace kd {
 
 std::vector<std::string> per_device_layers(const std::vector<std::string>& layers) {
   std::vector<std::string> out;
-  std::copy_if(layers.begin(), layers.end(), std::back_inserter(out), [](const std::string& l) { return l != "L7"; });
+  std::copy_if(layers.begin(), layers.end(), std::back_inserter(out),
+               [](const std::string& l) { return l != "L7" && l != "L8"; });
   if (out.empty() && !layers.empty()) out.push_back("L2");
   return out;
 }
@@ -23,12 +24,18 @@ nlohmann::json check_all_devices(const Options& o, const std::function<nlohmann:
                                  const std::function<bool()>& stopped) {
   Options each = o;
   each.all_devices = false;
+  each.full = false;  // only GPU 0's worker has L8
+  each.device_index_given = true;
   each.layers = per_device_layers(o.layers);
   std::vector<nlohmann::json> reports;
   each.device_index = 0;
-  each.across_devices = true;  // GPU 0's worker also splits L4 over every GPU (suites/l4_across_devices.cpp)
-  reports.push_back(run_one(each));
-  each.across_devices = false;
+  Options first = each;
+  first.across_devices = true;  // GPU 0's worker also splits L4 over every GPU (suites/l4_across_devices.cpp)
+  if (std::find(o.layers.begin(), o.layers.end(), "L8") != o.layers.end()) {
+    first.layers.push_back("L8");  // this machine is one rank of the job: its GPU 0 joins the collective
+    first.full = o.full;
+  }
+  reports.push_back(run_one(first));
   const int count = visible_device_count(reports[0]);
   for (int i = 1; i < count && !stopped(); ++i) {
     each.device_index = i;

@@ -8,10 +8,12 @@
 
 #include <fmt/format.h>
 
+#include "rendezvous.h"
+
 namespace kd {
 
 const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error", "leak", "range-leak", "device-assert", "slow-save",
-                                           "cpu-shards", "cpu-shard-oom", "shard-oom"};
+                                           "cpu-shards", "cpu-shard-oom", "shard-oom", "collective-wrong", "collective-rank-exit"};
 
 namespace {
 
@@ -116,6 +118,25 @@ std::optional<UsageError> check_gtest_flag(const std::string& arg) {
                                 option_name(arg))};
 }
 
+// L8's options: the rendezvous's three go together, and each needs L8 in the run.
+std::optional<UsageError> check_collective(const Options& o) {
+  const int given = o.rendezvous.has_value() + o.world_size.has_value() + o.rank.has_value();
+  if (given != 0 && given != 3)
+    return UsageError{"--rendezvous, --world-size and --rank go together: rank 0's HOST:PORT, the number of ranks, "
+                      "and this process's rank"};
+  if (o.rank && *o.rank >= *o.world_size)
+    return UsageError{fmt::format("--rank {} is not a rank of --world-size {}: ranks go from 0 to {}", *o.rank,
+                                  *o.world_size, *o.world_size - 1)};
+  const bool l8 = std::find(o.layers.begin(), o.layers.end(), "L8") != o.layers.end() || o.has_gtest_flag("filter");
+  if ((given || o.min_bus_bandwidth > 0) && !l8)
+    return UsageError{fmt::format("{} acts in the collective layer: add --layers L8 (or --full)",
+                                  given ? "--rendezvous" : "--min-bus-bandwidth")};
+  const bool collective_fault = o.fault == "collective-wrong" || o.fault == "collective-rank-exit";
+  if (collective_fault && !l8)
+    return UsageError{fmt::format("--inject-fault {} acts in the collective layer: add --layers L8", o.fault)};
+  return std::nullopt;
+}
+
 // The options that take the next argument as their value (when not given as --opt=VALUE).
 bool takes_value(const std::string& arg) {
   static const std::set<std::string> k = {"--device", "--range-axis", "--device-index", "--timeout", "--output",
@@ -123,7 +144,7 @@ bool takes_value(const std::string& arg) {
                                           "--min-bandwidth-fraction", "--min-matmul-fraction", "--memory-fraction",
                                           "--range-memory-fraction", "--range-budget", "--inject-fault", "--kd-worker-fd",
                                           "--kd-batch-job", "--kd-range-job", "--kd-shard-job", "--kd-run-id", "--python", "--extension",
-                                          "--color"};
+                                          "--color", "--rendezvous", "--world-size", "--rank", "--min-bus-bandwidth"};
   return k.count(arg) > 0;
 }
 
@@ -201,6 +222,25 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
         return UsageError{fmt::format("--device-index must be a whole number from 0 to 1023, or 'all', not '{}'", v)};
       }
       o.device_index = static_cast<int>(n);
+      o.device_index_given = true;
+    } else if (arg == "--rendezvous") {
+      if (auto e = value(&v)) return *e;
+      if (!parse_host_port(v))
+        return UsageError{fmt::format("--rendezvous must be HOST:PORT (an IPv6 address in brackets), not '{}'", v)};
+      o.rendezvous = v;
+    } else if (arg == "--world-size" || arg == "--rank") {
+      if (auto e = value(&v)) return *e;
+      long n = 0;
+      if (!parse_int(v, arg == "--rank" ? 65535 : 65536, &n) || (arg == "--world-size" && n < 1))
+        return UsageError{fmt::format("{} must be a whole number from {} to {}, not '{}'", arg,
+                                      arg == "--rank" ? 0 : 1, arg == "--rank" ? 65535 : 65536, v)};
+      (arg == "--rank" ? o.rank : o.world_size) = static_cast<int>(n);
+    } else if (arg == "--min-bus-bandwidth") {
+      if (auto e = value(&v)) return *e;
+      double g = 0;
+      if (!parse_seconds(v, &g) || g > 100000)
+        return UsageError{fmt::format("--min-bus-bandwidth must be a number of GB/s from 0 to 100000, not '{}'", v)};
+      o.min_bus_bandwidth = g;
     } else if (arg == "--timeout") {
       if (auto e = value(&v)) return *e;
       double t = 0;
@@ -288,6 +328,9 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       if (v.empty() || v.size() > 512 || v.find_first_not_of("0123456789,") != std::string::npos)
         return UsageError{"--kd-shard-job is internal"};
       o.shard_job = v;
+    } else if (arg == "--kd-full") {
+      if (inline_value) return UsageError{"--kd-full is internal"};
+      o.full = true;
     } else if (arg == "--kd-across-devices") {
       if (inline_value) return UsageError{"--kd-across-devices is internal"};
       o.across_devices = true;
@@ -328,6 +371,8 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
   if (o.memory_fraction && o.cpu_mode())
     return UsageError{"--memory-fraction caps the GPU's caching allocator: it has no meaning with --device cpu"};
   if (full) o.layers = known_layers;
+  o.full = o.full || full;
+  if (auto e = check_collective(o)) return *e;
   if (o.cpu_mode() && o.device_index != 0)  // never dropped silently: the CPU has no index
     return UsageError{fmt::format("--device-index {} has no meaning with --device cpu: give one of them", o.device_index)};
   if (o.all_devices && o.cpu_mode())
@@ -375,11 +420,21 @@ std::vector<std::string> range_arguments(const Options& o) {
   return a;
 }
 
+std::vector<std::string> collective_arguments(const Options& o) {
+  std::vector<std::string> a;
+  if (o.rendezvous)
+    a.insert(a.end(), {"--rendezvous=" + *o.rendezvous, "--world-size", std::to_string(*o.world_size), "--rank",
+                       std::to_string(*o.rank)});
+  if (o.min_bus_bandwidth > 0) a.insert(a.end(), {"--min-bus-bandwidth", plain_decimal(o.min_bus_bandwidth)});
+  return a;
+}
+
 std::vector<std::string> worker_arguments(const Options& o, int event_fd) {
-  std::vector<std::string> a = {"--kd-worker-fd", std::to_string(event_fd), "--device", o.device,
-                                "--device-index", std::to_string(o.device_index)};
+  std::vector<std::string> a = {"--kd-worker-fd", std::to_string(event_fd), "--device", o.device};
+  if (o.device_index_given) a.insert(a.end(), {"--device-index", std::to_string(o.device_index)});
   if (!o.run_id.empty()) a.insert(a.end(), {"--kd-run-id", o.run_id});
   if (!o.layers.empty()) a.insert(a.end(), {"--layers", fmt::format("{}", fmt::join(o.layers, ","))});
+  if (o.full) a.push_back("--kd-full");  // the worker's L8 then runs only as a rank of a multi-rank job
   if (!o.fault.empty()) a.insert(a.end(), {"--inject-fault", o.fault});
   if (o.across_devices) a.push_back("--kd-across-devices");
   if (o.verbose) a.push_back("--verbose");  // the worker keeps GoogleTest's own printer
@@ -392,6 +447,8 @@ std::vector<std::string> worker_arguments(const Options& o, int event_fd) {
   if (o.timeout_s != 30) a.insert(a.end(), {"--timeout", plain_decimal(o.timeout_s)});
   const std::vector<std::string> range = range_arguments(o);
   a.insert(a.end(), range.begin(), range.end());
+  const std::vector<std::string> collective = collective_arguments(o);
+  a.insert(a.end(), collective.begin(), collective.end());
   // The user's own strings go as --opt=VALUE: a value that itself starts with "--" reads back as given.
   if (o.python) a.push_back("--python=" + *o.python);
   if (o.model) a.insert(a.end(), {"--model=" + *o.model, "--input=" + *o.input});
@@ -420,7 +477,8 @@ Options:
                         rules as --output), e.g. for $GITHUB_STEP_SUMMARY
   --layers L1,L3        run only these layers (or choose tests with --gtest_filter);
                         "app" means L1-L4: the fixed check, then the application layer
-  --full                run every layer (L4 to L7 included)
+  --full                run every layer (L4 to L7 included; L8 when this process
+                        is one rank of a multi-rank job)
   --model FILE          L4: also check your model, TorchScript or an AOTInductor
                         package (.pt2) (implies --layers app)
   --input SPEC.json     L4: its inputs (names, shapes, dtypes, ranges) and output contract
@@ -444,6 +502,12 @@ Options:
                         L5: the share of the GPU's memory the sweep may use (the
                         allocator is capped to it), or on the CPU of the host's
                         available memory, above 0 and at most 1 (default 0.9)
+  --rendezvous HOST:PORT, --world-size N, --rank R
+                        L8: where this rank of a job meets the others (rank 0's
+                        address); without them L8 reads torchrun's, Slurm's or a
+                        Kubernetes Indexed Job's environment (docs/fleet.md)
+  --min-bus-bandwidth G L8: fail (16) when the all-reduce's bus bandwidth at its
+                        largest size is below G GB/s (default 0: no floor)
   --bundle DIR          also write the result bundle into DIR, a new folder (exit 12 if it exists)
   --host-check          also report what nvidia-smi and NVML see: driver, memory, and
                         each GPU's health facts (ECC, PCIe, clocks; at most 3 s)
@@ -456,7 +520,9 @@ Options:
                         slow-save (a 3 s pause between the bundle and the report),
                         cpu-shards / cpu-shard-oom (L4 across devices split over three
                         CPU processes; the second runs out of memory), shard-oom (the
-                        second GPU's shard runs out of memory);
+                        second GPU's shard runs out of memory), collective-wrong (L8:
+                        the last rank adds 1 to one element), collective-rank-exit
+                        (L8: the last rank is killed right after joining);
                         recorded in the report, never a diagnosis
   -v, --verbose         also show GoogleTest's own output (by default: one line per layer)
   -q, --quiet           show the verdict line only (the exit code is the same)
@@ -477,8 +543,8 @@ Exit codes: 0 passed, 2 usage error, 3 LibTorch missing, 4 LibTorch fails to loa
 5 no GPU backend in the build, 6 GPU unavailable, 7 device index invalid,
 8 wrong result, 9 out of memory / runtime error, 10 timeout, 11 worker failed,
 12 report not written, 13 model not loaded, 14 application contract broken,
-15 memory check failed (L5), 16 performance below the floor (L6),
-18 GPU unhealthy (L2: NVML reports uncorrected ECC errors or a failed/pending remap).
+15 memory check failed (L5), 16 performance below the floor (L6, L8),
+17 a rank unreachable (L8), 18 GPU unhealthy (L2: NVML reports uncorrected ECC errors or a failed/pending remap).
 )";
 }
 

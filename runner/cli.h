@@ -40,6 +40,12 @@ struct Options {
   std::string range_axis = "batch";    // L5: the axis that grows: "batch", "length", "concurrency" or "processes"
   double range_budget_s = kDefaultRangeBudget;
   double range_memory_fraction = kDefaultRangeMemoryFraction;
+  // L8: where the ranks meet when the environment does not say (runner/rendezvous.h); all three together.
+  std::optional<std::string> rendezvous;  // rank 0's HOST:PORT
+  std::optional<int> world_size, rank;
+  double min_bus_bandwidth = 0;        // L8: GB/s of bus bandwidth at the largest message; 0: no floor
+  bool full = false;                   // --full: L8 then runs only when this process is one rank of a multi-rank job
+  bool device_index_given = false;     // L8 on a GPU uses the job's local rank unless --device-index says
   std::string fault;                   // test-only fault injection; "" when off
   bool verbose = false;                // -v: GoogleTest's own output too (by default one line per layer)
   bool quiet = false;                  // -q: the verdict line only
@@ -79,6 +85,9 @@ std::vector<std::string> worker_arguments(const Options& o, int event_fd);
 
 // L5's range options that differ from their defaults, as arguments (the worker's, the bundle's command).
 std::vector<std::string> range_arguments(const Options& o);
+
+// L8's options as given (the worker's, the bundle's command); the rendezvous's address is the bundle's to redact.
+std::vector<std::string> collective_arguments(const Options& o);
 
 std::string usage_text();
 

@@ -5,7 +5,7 @@
 namespace kd {
 namespace {
 
-constexpr std::array<CodeInfo, 20> kCodes{{
+constexpr std::array<CodeInfo, 21> kCodes{{
     {Code::GpuCheckPassed, "GPU_CHECK_PASSED", 0, "product and gradient confirmed on the selected GPU",
      "move to a small input of the application"},
     {Code::CpuCheckPassed, "CPU_CHECK_PASSED", 0, "confirmed on the CPU only (explicitly requested)",
@@ -48,6 +48,10 @@ constexpr std::array<CodeInfo, 20> kCodes{{
      "NVML reports uncorrected ECC errors, a failed or pending row remapping, or a pending page retirement on the "
      "target GPU",
      "reset the GPU or drain the node; a failed row remapping means the card must be replaced"},
+    {Code::CollectiveUnreachable, "COLLECTIVE_UNREACHABLE", 17,
+     "a rank of the job did not join within the limit, or the transport between ranks failed",
+     "read which ranks were missing and what was waited for; check those ranks' nodes, the network interface "
+     "(GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME), firewalls and ports, and the InfiniBand/RDMA state"},
 }};
 
 }  // namespace

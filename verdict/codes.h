@@ -27,6 +27,7 @@ enum class Code {
   PerformanceBelowFloor,  // L6: a device ceiling measured below the run's floor fraction of its reference
   MemoryCheckFailed,      // L5: allocated memory grows across iterations, or the allocator misbehaves
   GpuUnhealthy,           // L2: NVML reports uncorrected ECC errors, a failed or pending row remap / page retirement
+  CollectiveUnreachable,  // L8: a rank did not join in time, or the transport between ranks failed
 };
 
 struct CodeInfo {

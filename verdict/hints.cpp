@@ -53,6 +53,27 @@ std::optional<Hint> oom_hint(const std::string& m) {
 
 }  // namespace
 
+// L8: which of the usual causes the message points at.
+Hint collective_hint(const std::string& m) {
+  if (has(m, "rendezvous store did not answer"))
+    return Hint{"rank 0 is not running, or its address or port cannot be reached from this node (a wrong MASTER_ADDR, "
+                "a firewall, or the port taken on rank 0's node)",
+                "check that rank 0 started and what it reported; check MASTER_ADDR and MASTER_PORT, and that the port is "
+                "open between the nodes (nc -z HOST PORT)"};
+  if (has(m, "did not join"))
+    return Hint{"the named ranks never started, started too late, or cannot reach rank 0 (a node that is down or "
+                "still pulling its image, a job step that launched fewer tasks than the world size)",
+                "look at the named ranks' nodes and their own reports; check that the job starts one task per rank and "
+                "that --timeout leaves time for the slowest node to start"};
+  if (has(m, "could not serve"))
+    return Hint{"rank 0 could not listen on the rendezvous port (taken by another job, or not allowed)",
+                "choose another MASTER_PORT (or --rendezvous HOST:PORT) that is free on rank 0's node"};
+  return Hint{"the ranks met but the transport between them failed: a rank died, or the chosen network interface does "
+              "not connect the nodes (a wrong interface, a firewall between them, InfiniBand/RDMA down on a node)",
+              "read which ranks never reached the step; choose the interface (GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME), "
+              "check `ibstat`/`ibv_devinfo` on each node, and run again with NCCL_DEBUG=INFO"};
+}
+
 std::optional<Hint> find_hint(Code code, const std::string& m, const HintContext& c) {
   if (has(m, "driver version is insufficient for CUDA runtime version") || has(m, "NVIDIA driver on your system is too old")) {
     const std::string cuda = c.cuda_compiled.empty() ? "" : " " + c.cuda_compiled;
@@ -95,6 +116,7 @@ std::optional<Hint> find_hint(Code code, const std::string& m, const HintContext
                       "taken by another process, or it is a smaller card"
                     : "one GPU failed its shard of a workload GPU 0 ran whole: that GPU, or its process, is at fault",
                 "check the named GPU alone (--device-index N --layers app) and its other processes (nvidia-smi)"};
+  if (code == Code::CollectiveUnreachable) return collective_hint(m);
   if (code == Code::OutOfMemory && c.oom) {  // L5 knows the phase: its cause and action are specific
     const memory::OomVerdict v = memory::classify_oom(*c.oom);
     return Hint{v.cause, v.action};

@@ -272,7 +272,9 @@ TEST(Cli, UsageTextListsEveryOptionAndExitCode) {
                            "--inject-fault", "--help", "5 to 120", "default 30", "12 report not written", "--full", "--model FILE",
                            "--input SPEC.json", "--extension FILE", "--bundle DIR", "13 model", "14 application", "--summary-md FILE",
                            "--min-bandwidth-fraction F", "--min-matmul-fraction F", "16 performance", "--verbose",
-                           "--quiet", "--color WHEN", "--version", "Examples:", "docs/command-line.md"})
+                           "--quiet", "--color WHEN", "--version", "Examples:", "docs/command-line.md",
+                           "--rendezvous HOST:PORT", "--world-size N", "--rank R", "--min-bus-bandwidth G",
+                           "17 a rank unreachable"})
     EXPECT_NE(text.find(want), std::string::npos) << want;
 }
 
@@ -296,6 +298,12 @@ void expect_worker_sees_the_same(const Options& user) {
   EXPECT_EQ(worker.range_axis, user.range_axis);
   EXPECT_EQ(worker.range_budget_s, user.range_budget_s);
   EXPECT_EQ(worker.range_memory_fraction, user.range_memory_fraction);
+  EXPECT_EQ(worker.rendezvous, user.rendezvous);
+  EXPECT_EQ(worker.world_size, user.world_size);
+  EXPECT_EQ(worker.rank, user.rank);
+  EXPECT_EQ(worker.min_bus_bandwidth, user.min_bus_bandwidth);
+  EXPECT_EQ(worker.full, user.full);
+  EXPECT_EQ(worker.device_index_given, user.device_index_given);
 }
 
 TEST(Cli, AppMeansTheFixedCheckThenL4AndFullMeansEveryLayer) {
@@ -355,6 +363,61 @@ TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {
   expect_worker_sees_the_same(parse_ok({"--model", "m.pt", "--input", "s.json", "--device", "cpu"}));
   expect_worker_sees_the_same(parse_ok({"--min-bandwidth-fraction", "0.7", "--min-matmul-fraction", "0.123456789"}));
   expect_worker_sees_the_same(parse_ok({"--memory-fraction", "0.000123457", "--inject-fault", "leak", "--gtest_filter=L5_*"}));
+}
+
+const std::vector<std::string> kWithL8 = {"L1", "L2", "L3", "L4", "L8"};
+
+Options parse_l8(const std::vector<std::string>& args) {
+  const ParseResult r = parse_command_line(args, kWithL8);
+  if (const auto* e = std::get_if<UsageError>(&r)) ADD_FAILURE() << shown(args) << ": usage error: " << e->message;
+  const auto* o = std::get_if<Options>(&r);
+  return o ? *o : Options{};
+}
+
+std::string l8_error(const std::vector<std::string>& args) {
+  const ParseResult r = parse_command_line(args, kWithL8);
+  const auto* e = std::get_if<UsageError>(&r);
+  EXPECT_NE(e, nullptr) << shown(args) << " was accepted";
+  return e ? e->message : "";
+}
+
+TEST(Cli, CollectiveOptionsGoTogetherAndReachTheWorker) {
+  const Options o = parse_l8({"--layers", "L8", "--rendezvous", "node1:29500", "--world-size", "4", "--rank=3",
+                              "--min-bus-bandwidth", "12.5", "--device", "cpu"});
+  EXPECT_EQ(o.rendezvous, "node1:29500");
+  EXPECT_EQ(o.world_size, 4);
+  EXPECT_EQ(o.rank, 3);
+  EXPECT_EQ(o.min_bus_bandwidth, 12.5);
+  const Options w = parse_l8(worker_arguments(o, 7));
+  EXPECT_EQ(w.rendezvous, o.rendezvous);
+  EXPECT_EQ(w.world_size, 4);
+  EXPECT_EQ(w.rank, 3);
+  EXPECT_EQ(w.min_bus_bandwidth, 12.5);
+  EXPECT_EQ(parse_l8({"--layers", "L8", "--rendezvous", "[::1]:2", "--world-size", "1", "--rank", "0"}).rendezvous, "[::1]:2");
+  EXPECT_EQ(l8_error({"--layers", "L8", "--rendezvous", "node1:29500"}),
+            "--rendezvous, --world-size and --rank go together: rank 0's HOST:PORT, the number of ranks, and this "
+            "process's rank");
+  EXPECT_EQ(l8_error({"--layers", "L8", "--rendezvous", "n:1", "--world-size", "2", "--rank", "2"}),
+            "--rank 2 is not a rank of --world-size 2: ranks go from 0 to 1");
+  EXPECT_EQ(l8_error({"--rendezvous", "n:1", "--world-size", "2", "--rank", "0"}),
+            "--rendezvous acts in the collective layer: add --layers L8 (or --full)");
+  EXPECT_EQ(l8_error({"--min-bus-bandwidth", "3"}), "--min-bus-bandwidth acts in the collective layer: add --layers L8 (or --full)");
+  EXPECT_EQ(l8_error({"--inject-fault", "collective-wrong"}),
+            "--inject-fault collective-wrong acts in the collective layer: add --layers L8");
+  EXPECT_NE(l8_error({"--layers", "L8", "--rendezvous", "node1"}).find("HOST:PORT"), std::string::npos);
+  EXPECT_NE(l8_error({"--layers", "L8", "--world-size", "0"}).find("from 1 to 65536"), std::string::npos);
+  EXPECT_NE(l8_error({"--layers", "L8", "--min-bus-bandwidth", "-1"}).find("GB/s"), std::string::npos);
+}
+
+TEST(Cli, FullRunsL8OnlyAsARankAndTheWorkerKnows) {
+  const Options full = parse_l8({"--full"});
+  EXPECT_TRUE(full.full);
+  EXPECT_TRUE(parse_l8(worker_arguments(full, 7)).full);
+  EXPECT_FALSE(parse_l8({"--layers", "L8"}).full);
+  EXPECT_FALSE(parse_l8(worker_arguments(parse_l8({"--layers", "L8"}), 7)).full);
+  // The GPU of an L8 rank is its local rank unless --device-index is given: the worker must know which.
+  EXPECT_FALSE(parse_l8(worker_arguments(parse_l8({"--layers", "L8"}), 7)).device_index_given);
+  EXPECT_TRUE(parse_l8(worker_arguments(parse_l8({"--layers", "L8", "--device-index", "0"}), 7)).device_index_given);
 }
 
 TEST(Cli, MemoryFractionIsOptionalAndTakesTinyDecimals) {

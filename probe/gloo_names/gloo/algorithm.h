@@ -1,0 +1,2 @@
+// Declarations only: see probe/gloo_names/README.md.
+#pragma once

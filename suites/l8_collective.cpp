@@ -1,0 +1,212 @@
+// L8 collective: this process is one rank of a job (torchrun, a Slurm step, a Kubernetes Indexed
+// Job, or --rendezvous). Every rank joins one process group through LibTorch's c10d (a TCPStore
+// at rank 0, then NCCL on GPUs, Gloo on the CPU); then an all-reduce and a broadcast whose results
+// each rank checks element by element, a barrier, and the all-reduce's bus bandwidth over a few
+// sizes. A rank that never joins, or a transport that fails, is COLLECTIVE_UNREACHABLE (17) naming
+// the ranks; a wrong result is CHECK_FAILED at its stage. Facts go under /collective; the report
+// records where the rendezvous came from and the world size, never a host or an address.
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <regex>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "fixtures/layer_test.h"
+#include "runner/event_channel.h"
+#include "runner/rendezvous.h"
+
+namespace kd {
+namespace {
+
+using nlohmann::json;
+
+// What each operation's limit leaves of --timeout: the verdict and the report must still fit.
+constexpr double kRoomSeconds = 3;
+constexpr double kSecondsPerSize = 0.5;
+
+struct Joined {
+  kd_collective_in in{};
+  bool joined = false;
+};
+
+Joined& joined() {
+  static Joined j;
+  return j;
+}
+
+double limit(const WorkerContext& ctx) { return std::max(1.0, ctx.seconds_left() - kRoomSeconds); }
+
+std::string ranks_text(const int* ranks, int count) {
+  std::vector<int> shown(ranks, ranks + std::min(count, KD_COLLECTIVE_MAX_MISSING));
+  return fmt::format("{} {}{}", count == 1 ? "rank" : "ranks", fmt::join(shown, ", "),
+                     count > static_cast<int>(shown.size()) ? fmt::format(" and {} more", count - shown.size()) : "");
+}
+
+// The report never names a host or an address: rank 0's host, any IPv4 address and the transport's own
+// "[file.cc:123]" prefix go from the transport's messages.
+std::string scrubbed(std::string m) {
+  const std::string host = joined().in.host;
+  for (size_t at = host.empty() ? std::string::npos : m.find(host); at != std::string::npos; at = m.find(host, at))
+    m.replace(at, host.size(), "<rank 0's host>");
+  static const std::regex location(R"(\[[^\]\s]*\.(cc|cpp|h):[0-9]+\] )"), ipv4(R"(\[?\b[0-9]{1,3}(\.[0-9]{1,3}){3}\b\]?(:[0-9]+)?)");
+  return std::regex_replace(std::regex_replace(m, location, ""), ipv4, "<address>");
+}
+
+Outcome unreachable(const std::string& message) { return Outcome::fail(Code::CollectiveUnreachable, scrubbed(message)); }
+
+std::optional<Outcome> unless_joined() {
+  if (!joined().joined) return Outcome::fail(Code::RuntimeError, "the collective group was not joined");
+  return std::nullopt;
+}
+
+// A failed operation: its ranks that never got there, when the store still knew.
+Outcome operation_failure(const kd_status& s, const kd_collective_check_out& out) {
+  if (s.kind != KD_ERR_UNREACHABLE) return backend_failure(s);
+  if (!out.missing_count || std::string(s.message).find("never reached") != std::string::npos) return unreachable(s.message);
+  return unreachable(fmt::format("{} ({} never reached it)", s.message, ranks_text(out.missing, out.missing_count)));
+}
+
+json check_fact(const kd_collective_check_out& out, const kd_status& s) {
+  return {{"status", s.kind != KD_OK ? "failed" : out.wrong ? "wrong" : "passed"}, {"elements", out.elements},
+          {"wrong", out.wrong}, {"ms", std::round(out.seconds * 1e6) / 1e3}, {"workload", out.desc}};
+}
+
+// A verified operation: the fact, then 17 when it failed, 8 when a value is wrong.
+template <class Call>
+Outcome verified(WorkerContext& ctx, const char* name, const char* what, Call call) {
+  if (auto no = unless_joined()) return *no;
+  kd_collective_check_out out{};
+  const kd_status s = call(&out);
+  ctx.fact(fmt::format("/collective/{}", name), check_fact(out, s));
+  if (s.kind != KD_OK) return operation_failure(s, out);
+  if (out.wrong)
+    return Outcome::fail(Code::CheckFailed,
+                         fmt::format("{} over {} ranks: element {} holds {} on rank {}, expected {} ({} of {} elements "
+                                     "differ)",
+                                     what, joined().in.world_size, out.first_wrong, out.got, joined().in.rank,
+                                     out.expected, out.wrong, out.elements));
+  return Outcome::pass();
+}
+
+// Where the ranks meet; an outcome when L8 does not run or cannot.
+std::optional<Outcome> plan(WorkerContext& ctx, Rendezvous* r) {
+  const RendezvousResult found = find_rendezvous(ctx.options, process_environment());
+  if (const auto* e = std::get_if<RendezvousError>(&found))
+    return Outcome::fail(Code::CollectiveUnreachable, "the job's rendezvous cannot be read: " + e->message);
+  if (const auto* f = std::get_if<Rendezvous>(&found)) {
+    *r = *f;
+  } else if (ctx.options.full) {
+    return Outcome::not_applicable(
+        "not one rank of a multi-rank job: no --rendezvous, and no torchrun, Slurm or Kubernetes rendezvous in the "
+        "environment (--layers L8 checks this process alone)");
+  } else {
+    *r = Rendezvous{"single", "127.0.0.1", 0, 1, 0, 0};  // --layers L8 alone: a group of this one process
+  }
+  if (ctx.options.full && r->world_size < 2)
+    return Outcome::not_applicable(fmt::format("a job of one rank ({}): there is nothing between ranks to check", r->source));
+  return std::nullopt;
+}
+
+}  // namespace
+
+KD_LAYER(8, L8_Collective, "collective", false);
+
+KD_STEP(8, L8_Collective, Join, "L8.join", "L2.gpu_available") {
+  Rendezvous r;
+  if (auto no = plan(ctx, &r)) return *no;
+  kd_collective_in& in = joined().in;
+  in = kd_collective_in{};
+  std::snprintf(in.host, sizeof in.host, "%s", r.host.c_str());
+  in.port = r.port;
+  in.world_size = r.world_size;
+  in.rank = r.rank;
+  in.on_gpu = !ctx.cpu_mode();
+  in.index = ctx.options.device_index_given ? ctx.device_index() : r.local_rank;  // one GPU per rank on its machine
+  in.join_timeout_s = in.op_timeout_s = limit(ctx);
+  in.wrong_contribution = ctx.fault("collective-wrong") && r.rank == r.world_size - 1;
+  ctx.fact("/collective/source", r.source);
+  ctx.fact("/collective/world_size", r.world_size);
+  ctx.fact("/collective/rank", r.rank);
+  ctx.fact("/collective/local_rank", r.local_rank);
+  ctx.fact("/collective/device", in.on_gpu ? fmt::format("cuda:{}", in.index) : "cpu");
+  if (in.on_gpu) {
+    kd_gpu_state g{};
+    const kd_status gs = ctx.probe->gpu_state(&g);
+    if (gs.kind != KD_OK) return backend_failure(gs);
+    if (in.index >= g.device_count)
+      return Outcome::fail(Code::DeviceIndexInvalid,
+                           fmt::format("rank {}'s GPU is index {} (its {}), but {} GPU(s) are visible", r.rank, in.index,
+                                       ctx.options.device_index_given ? "--device-index" : "local rank", g.device_count));
+  }
+  kd_collective_join_out out{};
+  const kd_status s = ctx.probe->collective_join(&in, &out);
+  ctx.fact("/collective/join",
+           {{"status", s.kind == KD_OK ? "passed" : "failed"}, {"joined", out.joined},
+            {"missing_ranks", std::vector<int>(out.missing, out.missing + std::min(out.missing_count, KD_COLLECTIVE_MAX_MISSING))},
+            {"missing_count", out.missing_count}, {"waited_s", std::round(in.join_timeout_s * 10) / 10},
+            {"ms", std::round(out.seconds * 1e6) / 1e3}, {"workload", out.desc}});
+  if (out.backend[0]) ctx.fact("/collective/backend", std::string(out.backend));
+  if (s.kind == KD_ERR_UNSUPPORTED) return Outcome::not_applicable(s.message);
+  if (s.kind == KD_ERR_UNREACHABLE) return unreachable(s.message);
+  if (s.kind != KD_OK) return backend_failure(s);
+  joined().joined = true;
+  if (ctx.fault("collective-rank-exit") && r.world_size > 1 && r.rank == r.world_size - 1)
+    std::raise(SIGKILL);  // test-only: the last rank dies right after joining, as a rank killed mid-job
+  return Outcome::pass();
+}
+
+KD_STEP(8, L8_Collective, AllReduce, "L8.all_reduce", "L8.join") {
+  return verified(ctx, "all_reduce", "all-reduce (sum)", [](kd_collective_check_out* o) {
+    return worker_context().probe->collective_all_reduce(o);
+  });
+}
+
+KD_STEP(8, L8_Collective, Broadcast, "L8.broadcast", "L8.all_reduce") {
+  return verified(ctx, "broadcast", "broadcast from rank 0", [](kd_collective_check_out* o) {
+    return worker_context().probe->collective_broadcast(o);
+  });
+}
+
+KD_STEP(8, L8_Collective, Barrier, "L8.barrier", "L8.broadcast") {
+  return verified(ctx, "barrier", "barrier", [](kd_collective_check_out* o) {
+    return worker_context().probe->collective_barrier(o);
+  });
+}
+
+KD_STEP(8, L8_Collective, Bandwidth, "L8.bandwidth", "L8.barrier") {
+  if (auto no = unless_joined()) return *no;
+  const int n = joined().in.world_size;
+  const std::vector<int64_t> sizes = ctx.cpu_mode() ? std::vector<int64_t>{int64_t(64) << 10, int64_t(1) << 20, int64_t(16) << 20}
+                                                    : std::vector<int64_t>{int64_t(1) << 20, int64_t(32) << 20, int64_t(256) << 20};
+  kd_collective_bandwidth_out out{};
+  const kd_status s = ctx.probe->collective_bandwidth(sizes.data(), static_cast<int>(sizes.size()), kSecondsPerSize, &out);
+  if (s.kind == KD_ERR_UNREACHABLE) return unreachable(s.message);
+  if (s.kind != KD_OK) return backend_failure(s);
+  // nccl-tests' figures for an all-reduce: algbw = bytes / time, busbw = algbw * 2 (n - 1) / n.
+  json rows = json::array();
+  double largest_busbw = 0;
+  for (int k = 0; k < out.sizes; ++k) {
+    const double algbw = static_cast<double>(out.bytes[k]) / out.seconds[k] / 1e9;
+    largest_busbw = algbw * 2.0 * (n - 1) / n;
+    rows.push_back({{"bytes", out.bytes[k]}, {"iterations", out.iterations[k]},
+                    {"ms", std::round(out.seconds[k] * 1e6) / 1e3}, {"algbw", std::round(algbw * 100) / 100},
+                    {"busbw", std::round(largest_busbw * 100) / 100}});
+  }
+  const double floor = ctx.options.min_bus_bandwidth;
+  ctx.fact("/collective/bandwidth", {{"unit", "GB/s"}, {"sizes", rows}, {"floor_busbw", floor > 0 ? json(floor) : json()},
+                                     {"floor_checked", floor > 0 && n >= 2},
+                                     {"formula", "algbw: bytes divided by time; busbw: algbw times 2(n - 1) divided by n (nccl-tests)"},
+                                     {"workload", out.desc}});
+  const kd_status end = ctx.probe->collective_end();
+  if (floor > 0 && n >= 2 && largest_busbw < floor)
+    return Outcome::fail(Code::PerformanceBelowFloor,
+                         fmt::format("all-reduce bus bandwidth {:.2f} GB/s at {} MiB over {} ranks is below "
+                                     "--min-bus-bandwidth {} GB/s",
+                                     largest_busbw, out.bytes[out.sizes - 1] >> 20, n, floor));
+  if (end.kind == KD_ERR_UNREACHABLE) return unreachable(end.message);
+  return Outcome::pass();
+}
+
+}  // namespace kd
