@@ -67,7 +67,37 @@ json machine(const std::string& name, const json& r) {
           {"cuda", pt["cuda_compiled"]},
           {"hip", pt["hip_compiled"]},
           {"driver", driver(r)},
-          {"suite", r["runtime"]["suite_version"]}};
+          {"suite", r["runtime"]["suite_version"]},
+          {"rank", field(field(r, "collective"), "rank")},  // L8: this report's rank of its job, or null
+          {"world_size", field(field(r, "collective"), "world_size")}};
+}
+
+// L8's job, when the reports are ranks of one: one row per rank, the ranks that sent no report, and the
+// job's verdict (the lowest failing rank's). Null when no report is a rank.
+json collective_job(const json& machines) {
+  std::map<int, json> ranks;
+  int world = 0;
+  for (const auto& m : machines)
+    if (m["rank"].is_number_integer()) {
+      ranks.emplace(m["rank"].get<int>(), m);
+      world = std::max(world, m["world_size"].is_number_integer() ? m["world_size"].get<int>() : 0);
+    }
+  if (ranks.empty()) return json();
+  json rows = json::array(), unreported = json::array(), first_failing;
+  for (const auto& [rank, m] : ranks) {
+    rows.push_back({{"rank", rank}, {"report", m["report"]}, {"status", m["status"]}, {"code", m["code"]},
+                    {"stage", m["stage"]}});
+    if (m["status"] == "failed" && first_failing.is_null()) first_failing = rows.back();
+  }
+  for (int r = 0; r < world && unreported.size() < 64; ++r)
+    if (!ranks.count(r)) unreported.push_back(r);
+  const bool passed = first_failing.is_null() && unreported.empty();
+  return {{"world_size", world},
+          {"reported", ranks.size()},
+          {"unreported_ranks", unreported},
+          {"status", passed ? "passed" : "failed"},
+          {"first_failing", first_failing},
+          {"ranks", rows}};
 }
 
 // [{"value": V, "count": N}] for one key over the machines, most frequent first; null means "not reported".
@@ -131,7 +161,7 @@ json aggregate_reports(const std::vector<ReportSource>& sources) {
                                                  : 0;
   json versions = json::object();
   for (const char* key : {"libtorch", "cuda", "hip", "driver", "device", "suite"}) versions[key] = seen(machines, key);
-  return {{"schema_version", "1.1"},
+  return {{"schema_version", "1.2"},  // 1.2: job (L8's ranks), rank and world_size of each machine
           {"kind", "kernodeck-aggregate"},
           {"status", exit == 0 ? "passed" : "failed"},
           {"exit_code", exit},
@@ -147,6 +177,7 @@ json aggregate_reports(const std::vector<ReportSource>& sources) {
           {"not_counted", not_counted},
           {"injected", injected},
           {"versions", versions},
+          {"job", collective_job(machines)},
           {"machines", machines}};
 }
 

@@ -56,6 +56,22 @@ std::string where(const json& m) {
 // A string field as literal Markdown ("—" for null).
 std::string md(const json& v) { return markdown_text(value_text(v)); }
 
+// L8's job: its verdict, then one row per rank.
+std::string job_lines(const json& job) {
+  std::string out = fmt::format("\nJob (L8 collective): {} of {} reported", plural(job["reported"], "rank", "ranks"),
+                                job["world_size"].get<int>());
+  if (!job["unreported_ranks"].empty())
+    out += fmt::format("; no report from rank {}", fmt::join(job["unreported_ranks"].get<std::vector<int>>(), ", "));
+  const json& f = job["first_failing"];
+  out += job["status"] == "passed" ? "; passed\n"
+         : f.is_object()          ? fmt::format("; failed: rank {} {}\n", f["rank"].get<int>(), f["code"].get<std::string>())
+                                  : "; failed\n";
+  for (const auto& r : job["ranks"])
+    out += fmt::format("  rank {:<5} {:<7} {:<26} {}\n", r["rank"].get<int>(), r["status"].get<std::string>(),
+                       r["code"].get<std::string>(), r["report"].get<std::string>());
+  return out;
+}
+
 }  // namespace
 
 std::string render_aggregate_terminal(const json& raw) {
@@ -90,6 +106,7 @@ std::string render_aggregate_terminal(const json& raw) {
       out += fmt::format("  {}  --inject-fault {}: {}\n", p["report"].get<std::string>(), p["fault"].get<std::string>(),
                          p["code"].get<std::string>());
   }
+  if (a["job"].is_object()) out += job_lines(a["job"]);
   if (c["counted"] > 0) {
     out += "\nVersions seen (machines)\n";
     for (const auto& row : kVersionRows)

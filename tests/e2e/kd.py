@@ -31,6 +31,7 @@ class Build:
         self.backend = info["backend"] or "absent"  # cuda, none or absent
         self.torch_version = info["torch_version"]
         self.aoti_loader = info["aoti_loader"] == "ON"  # the probe loads AOTInductor packages (.pt2)
+        self.collective = info["collective"] == "ON"  # L8 runs: this LibTorch exports its Gloo process group
         self.sanitize = info["sanitize"] == "ON"
         self.torch_source = info["torch_source"]  # how scripts/setup chose it: private, debian, python, prefix
         self.torch_build_path = info["torch_build_path"]  # find_package, wheel (no CUDA toolkit) or none

@@ -38,10 +38,11 @@ def kube_expand(text, env):
 class Kubernetes(DiagnosticTest):
     def test_manifests_parse_and_share_the_reports_volume(self):
         kinds = {name: load(os.path.basename(name))["kind"] for name in glob.glob(os.path.join(KUBE, "*.yaml"))}
-        self.assertEqual(sorted(kinds.values()), ["DaemonSet", "Job", "PersistentVolumeClaim", "Pod"])
+        self.assertEqual(sorted(kinds.values()), ["DaemonSet", "Job", "Job", "PersistentVolumeClaim", "Pod", "Service"])
         claim = load("reports-pvc.yaml")
         self.assertEqual(claim["spec"]["accessModes"], ["ReadWriteMany"])
-        for name in ("kernodeck-job.yaml", "kernodeck-daemonset.yaml", "kernodeck-aggregate.yaml"):
+        for name in ("kernodeck-job.yaml", "kernodeck-daemonset.yaml", "kernodeck-aggregate.yaml",
+                     "kernodeck-collective-job.yaml"):
             with self.subTest(name=name):
                 spec = pod_spec(load(name))
                 self.assertEqual(spec["volumes"], [{"name": "reports", "persistentVolumeClaim": {"claimName": claim["metadata"]["name"]}}])
@@ -59,7 +60,44 @@ class Kubernetes(DiagnosticTest):
         self.assertEqual(term["topologyKey"], "kubernetes.io/hostname")
         self.assertEqual(term["labelSelector"]["matchLabels"], job["spec"]["template"]["metadata"]["labels"])
 
-    def run_container(self, name, env, reports):
+    def test_collective_job_is_indexed_behind_its_headless_service(self):
+        job, service = load("kernodeck-collective-job.yaml"), load("kernodeck-collective-service.yaml")
+        self.assertEqual((job["spec"]["completionMode"], job["spec"]["backoffLimit"]), ("Indexed", 0))
+        self.assertEqual(job["spec"]["completions"], job["spec"]["parallelism"])
+        env = {e["name"]: e.get("value") for e in pod_spec(job)["containers"][0]["env"]}
+        self.assertEqual(int(env["WORLD_SIZE"]), job["spec"]["completions"])
+        self.assertEqual(pod_spec(job)["subdomain"], service["metadata"]["name"])
+        self.assertEqual(env["MASTER_ADDR"], f"{job['metadata']['name']}-0.{service['metadata']['name']}")  # pod 0's name
+        self.assertEqual((service["spec"]["clusterIP"], service["spec"]["publishNotReadyAddresses"]), ("None", True))
+        self.assertEqual(service["spec"]["selector"], job["spec"]["template"]["metadata"]["labels"])
+        self.assertEqual(service["spec"]["ports"][0]["port"], int(env["MASTER_PORT"]))
+
+    def test_collective_job_ranks_as_written_meet_and_aggregate_per_rank(self):
+        # Two pods' scripts at once, rank 0 on this machine (MASTER_ADDR), Gloo over the CPU (KD_ARGS).
+        if not BUILD.collective:
+            self.skipTest("this LibTorch has no Gloo process group (test_collective.WithoutGloo)")
+        import socket
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = str(s.getsockname()[1])
+        reports = os.path.join(self.dir, "reports")
+        os.mkdir(reports)
+        pods = [self.run_container("kernodeck-collective-job.yaml",
+                                   {"JOB_UID": "7a1b", "JOB_COMPLETION_INDEX": str(i), "MASTER_ADDR": "127.0.0.1",
+                                    "MASTER_PORT": port, "KD_ARGS": "--device cpu"}, reports, wait=False)
+                for i in (0, 1)]
+        for p in pods:
+            out, err = p.communicate(timeout=150)
+            self.assertEqual(p.returncode, 0, out[-2000:] + err)
+        for i in (0, 1):
+            data = json.loads(read(os.path.join(reports, "kernodeck-collective-7a1b", f"rank-{i}.json")))
+            validate(data)
+            self.assertEqual((data["collective"]["source"], data["collective"]["rank"]), ("kubernetes", i))
+        p = self.run_container("kernodeck-aggregate.yaml", {"KD_RUN": f"{reports}/kernodeck-collective-7a1b"}, reports)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("Job (L8 collective): 2 ranks of 2 reported; passed", p.stdout)
+
+    def run_container(self, name, env, reports, wait=True):
         """The check container's script as the kubelet would start it, /reports being REPORTS here."""
         spec = pod_spec(load(name))
         [c] = [c for c in spec.get("initContainers", []) + spec["containers"] if c["name"] != "pause"]
@@ -69,10 +107,16 @@ class Kubernetes(DiagnosticTest):
         os.makedirs(bin_dir, exist_ok=True)
         if not os.path.exists(os.path.join(bin_dir, "kernodeck-diagnostic")):
             os.symlink(BIN, os.path.join(bin_dir, "kernodeck-diagnostic"))
-        defined = {e["name"] for e in c.get("env", [])}
+        # What the manifest defines, what an Indexed Job's pods get, and the aggregate's documented KD_RUN.
+        defined = {e["name"] for e in c.get("env", [])} | {"JOB_COMPLETION_INDEX", "KD_RUN"}
         self.assertLessEqual(set(env) - {"PATH"}, defined, "the test sets only what the manifest defines")
-        return subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True, timeout=120,
-                              env={**os.environ, **env, "PATH": f"{bin_dir}:{os.environ['PATH']}"})
+        literal = {e["name"]: e["value"] for e in c.get("env", []) if "value" in e}  # as the kubelet sets them
+        script = kube_expand(c["args"][0], {**literal, **env}).replace("/reports", reports)
+        argv = ["/bin/sh", "-c", script]
+        environ = {**os.environ, **literal, **env, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+        if not wait:
+            return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ)
+        return subprocess.run(argv, capture_output=True, text=True, timeout=120, env=environ)
 
     def test_job_then_aggregate_as_written(self):
         code, exit_code = expected_default_code()
@@ -105,7 +149,7 @@ class Kubernetes(DiagnosticTest):
 
 class Slurm(unittest.TestCase):
     def test_scripts_parse_and_ask_for_one_task_per_node(self):
-        for name in ("kernodeck.sbatch", "node-health"):
+        for name in ("kernodeck.sbatch", "node-health", "kernodeck-collective.sbatch"):
             path = os.path.join(SLURM, name)
             self.assertTrue(os.access(path, os.X_OK), name)
             p = subprocess.run(["bash", "-n", path], capture_output=True, text=True)
@@ -114,6 +158,9 @@ class Slurm(unittest.TestCase):
         self.assertIn("#SBATCH --ntasks-per-node=1\n", text)
         self.assertIn("srun --nodes=\"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=1", text)
         self.assertIn('"$diag" aggregate ', text)
+        collective = read(os.path.join(SLURM, "kernodeck-collective.sbatch"))
+        self.assertIn("--layers L8", collective)  # every task a rank; its report named by rank for the aggregate
+        self.assertIn('rank-$SLURM_PROCID.json', collective)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,20 @@ if what == "prolog":  # node-health kept the failing check's report, named by no
     print(f"  prolog report {os.path.basename(reports[0])}: {r['code']} at {r['stage']}")
     sys.exit(0)
 
+if what == "collective":  # L8 over two srun tasks: a rank each, one job
+    agg = valid(os.path.join(folder, "aggregate.json"), "aggregate.schema.json")
+    expect(agg["exit_code"] == 0, f"aggregate exit {agg['exit_code']}: {agg['failing']} {agg['not_counted']}")
+    job = agg["job"]
+    expect(job and job["world_size"] == 2 and job["status"] == "passed" and [r["rank"] for r in job["ranks"]] == [0, 1], job)
+    for rank in (0, 1):
+        r = valid(os.path.join(folder, "reports", f"rank-{rank}.json"), "report.schema.json")
+        c = r["collective"]
+        expect((r["code"], c["source"], c["world_size"], c["rank"], c["backend"]) ==
+               ("SELECTED_TESTS_PASSED", "slurm", 2, rank, "gloo"), (r["code"], c))
+        expect(c["all_reduce"]["status"] == "passed" and len(c["bandwidth"]["sizes"]) == 3, c)
+    print(f"  collective: {job['reported']} ranks of {job['world_size']}, {job['status']}")
+    sys.exit(0)
+
 agg = valid(os.path.join(folder, "aggregate.json"), "aggregate.schema.json")
 summary = open(os.path.join(folder, "summary.md")).read()
 node_report = os.path.join(folder, "reports", f"{node}.json")
