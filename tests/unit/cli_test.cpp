@@ -16,16 +16,16 @@ const std::vector<std::string> kLayers = {"L1", "L2", "L3", "L4"};
 
 std::string shown(const std::vector<std::string>& args) { return fmt::format("{}", fmt::join(args, " ")); }
 
-Options parse_ok(const std::vector<std::string>& args) {
-  const ParseResult r = parse_command_line(args, kLayers);
+Options parse_ok(const std::vector<std::string>& args, const std::vector<std::string>& layers = kLayers) {
+  const ParseResult r = parse_command_line(args, layers);
   if (const auto* e = std::get_if<UsageError>(&r)) ADD_FAILURE() << shown(args) << ": usage error: " << e->message;
   if (std::holds_alternative<HelpRequested>(r)) ADD_FAILURE() << shown(args) << ": help requested";
   const auto* o = std::get_if<Options>(&r);
   return o ? *o : Options{};
 }
 
-std::string usage_error(const std::vector<std::string>& args) {
-  const ParseResult r = parse_command_line(args, kLayers);
+std::string usage_error(const std::vector<std::string>& args, const std::vector<std::string>& layers = kLayers) {
+  const ParseResult r = parse_command_line(args, layers);
   const auto* e = std::get_if<UsageError>(&r);
   EXPECT_NE(e, nullptr) << shown(args) << " was accepted";
   return e ? e->message : "";
@@ -367,19 +367,8 @@ TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {
 
 const std::vector<std::string> kWithL8 = {"L1", "L2", "L3", "L4", "L8"};
 
-Options parse_l8(const std::vector<std::string>& args) {
-  const ParseResult r = parse_command_line(args, kWithL8);
-  if (const auto* e = std::get_if<UsageError>(&r)) ADD_FAILURE() << shown(args) << ": usage error: " << e->message;
-  const auto* o = std::get_if<Options>(&r);
-  return o ? *o : Options{};
-}
-
-std::string l8_error(const std::vector<std::string>& args) {
-  const ParseResult r = parse_command_line(args, kWithL8);
-  const auto* e = std::get_if<UsageError>(&r);
-  EXPECT_NE(e, nullptr) << shown(args) << " was accepted";
-  return e ? e->message : "";
-}
+Options parse_l8(const std::vector<std::string>& args) { return parse_ok(args, kWithL8); }
+std::string l8_error(const std::vector<std::string>& args) { return usage_error(args, kWithL8); }
 
 TEST(Cli, CollectiveOptionsGoTogetherAndReachTheWorker) {
   const Options o = parse_l8({"--layers", "L8", "--rendezvous", "node1:29500", "--world-size", "4", "--rank=3",
