@@ -29,6 +29,7 @@ constexpr double kSecondsPerSize = 0.5;
 struct Joined {
   kd_collective_in in{};
   bool joined = false;
+  std::string not_applicable;  // why L8.join did not apply: the later steps do not either
 };
 
 Joined& joined() {
@@ -57,8 +58,15 @@ std::string scrubbed(std::string m) {
 Outcome unreachable(const std::string& message) { return Outcome::fail(Code::CollectiveUnreachable, scrubbed(message)); }
 
 std::optional<Outcome> unless_joined() {
+  if (!joined().not_applicable.empty()) return Outcome::not_applicable(joined().not_applicable);
   if (!joined().joined) return Outcome::fail(Code::RuntimeError, "the collective group was not joined");
   return std::nullopt;
+}
+
+// L8.join's outcome when it does not apply, kept for the steps after it.
+Outcome not_applicable(const std::string& why) {
+  joined().not_applicable = why;
+  return Outcome::not_applicable(why);
 }
 
 // A failed operation: its ranks that never got there, when the store still knew.
@@ -98,14 +106,14 @@ std::optional<Outcome> plan(WorkerContext& ctx, Rendezvous* r) {
   if (const auto* f = std::get_if<Rendezvous>(&found)) {
     *r = *f;
   } else if (ctx.options.full) {
-    return Outcome::not_applicable(
+    return not_applicable(
         "not one rank of a multi-rank job: no --rendezvous, and no torchrun, Slurm or Kubernetes rendezvous in the "
         "environment (--layers L8 checks this process alone)");
   } else {
     *r = Rendezvous{"single", "127.0.0.1", 0, 1, 0, 0};  // --layers L8 alone: a group of this one process
   }
   if (ctx.options.full && r->world_size < 2)
-    return Outcome::not_applicable(fmt::format("a job of one rank ({}): there is nothing between ranks to check", r->source));
+    return not_applicable(fmt::format("a job of one rank ({}): there is nothing between ranks to check", r->source));
   return std::nullopt;
 }
 
@@ -148,7 +156,7 @@ KD_STEP(8, L8_Collective, Join, "L8.join", "L2.gpu_available") {
             {"missing_count", out.missing_count}, {"waited_s", std::round(in.join_timeout_s * 10) / 10},
             {"ms", std::round(out.seconds * 1e6) / 1e3}, {"workload", out.desc}});
   if (out.backend[0]) ctx.fact("/collective/backend", std::string(out.backend));
-  if (s.kind == KD_ERR_UNSUPPORTED) return Outcome::not_applicable(s.message);
+  if (s.kind == KD_ERR_UNSUPPORTED) return not_applicable(s.message);
   if (s.kind == KD_ERR_UNREACHABLE) return unreachable(s.message);
   if (s.kind != KD_OK) return backend_failure(s);
   joined().joined = true;
@@ -197,6 +205,8 @@ KD_STEP(8, L8_Collective, Bandwidth, "L8.bandwidth", "L8.barrier") {
   const double floor = ctx.options.min_bus_bandwidth;
   ctx.fact("/collective/bandwidth", {{"unit", "GB/s"}, {"sizes", rows}, {"floor_busbw", floor > 0 ? json(floor) : json()},
                                      {"floor_checked", floor > 0 && n >= 2},
+                                     {"note", n >= 2 ? json() : json("one rank: nothing crosses between ranks; algbw "
+                                                                    "times a local pass, busbw is 0 by its formula")},
                                      {"formula", "algbw: bytes divided by time; busbw: algbw times 2(n - 1) divided by n (nccl-tests)"},
                                      {"workload", out.desc}});
   const kd_status end = ctx.probe->collective_end();

@@ -128,12 +128,23 @@ class Collective(DiagnosticTest):
         self.assertVerdict(r, "SELECTED_TESTS_PASSED", 0)
         self.assertEqual((r.report["collective"]["source"], r.report["collective"]["world_size"]), ("single", 1))
         self.assertFalse(r.report["collective"]["bandwidth"]["floor_checked"])
+        self.assertIn("one rank", r.report["collective"]["bandwidth"]["note"])
         # --full outside a job: L8 is a visible skip that says why, never a pass.
+        # Every one of its steps: a skip of the join is a skip of what needs it (found on the H200: it was 9).
         r = self.run_kd("--device", "cpu", "--full", "--timeout", "120")
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
         l8 = next(l for l in r.report["layers"] if l["id"] == "L8")
-        self.assertEqual([t["status"] for t in l8["tests"]][0], "skipped")
-        self.assertIn("not one rank of a multi-rank job", l8["tests"][0]["message"])
-        self.assertIsNone(r.report["collective"].get("backend") if r.report["collective"] else None)
+        self.assertEqual([t["status"] for t in l8["tests"]], ["skipped"] * 5)
+        for t in l8["tests"]:
+            self.assertIn("not one rank of a multi-rank job", t["message"])
+        self.assertIsNone(r.report["collective"])  # nothing ran: no facts
+        # A job of one rank under --full: the same, saying so.
+        r = self.run_kd("--device", "cpu", "--full", "--timeout", "120",
+                        env={**os.environ, "RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1"})
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        l8 = next(l for l in r.report["layers"] if l["id"] == "L8")
+        self.assertEqual([t["status"] for t in l8["tests"]], ["skipped"] * 5)
+        self.assertIn("a job of one rank (torchrun)", l8["tests"][4]["message"])
 
     def test_a_bus_bandwidth_floor_no_link_reaches_is_16(self):
         for rank, (rc, report, text) in self.ranks(2, "--min-bus-bandwidth", "100000").items():
