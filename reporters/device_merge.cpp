@@ -62,10 +62,15 @@ void merge_peer(json* merged, const json& peer, bool a_device_failed) {
 // L8 runs in GPU 0's worker only (one rank per machine): its facts and layer entry stay when another GPU decides.
 void merge_collective(json* merged, const json& first) {
   (*merged)["collective"] = at(first, "collective");
-  for (const auto& fl : at(first, "layers"))
-    if (at(fl, "id") == "L8")
-      for (auto& layer : (*merged)["layers"])
-        if (at(layer, "id") == "L8") layer = fl;
+  for (const auto& fl : at(first, "layers")) {
+    if (at(fl, "id") != "L8") continue;
+    json& layers = (*merged)["layers"];
+    auto it = std::find_if(layers.begin(), layers.end(), [](const json& l) { return at(l, "id") == "L8"; });
+    if (it == layers.end())
+      layers.push_back(fl);
+    else
+      *it = fl;
+  }
 }
 
 }  // namespace

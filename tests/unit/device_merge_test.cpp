@@ -166,5 +166,33 @@ TEST(AllDevices, LayersPerGpuAndWhenThePeerLayerRuns) {
   EXPECT_TRUE(contains(m["warnings"].back().get<std::string>(), "GPUs 2 to 3 were not checked"));
 }
 
+// L8: this machine is one rank of its job, so only GPU 0's worker joins; its facts stay when another GPU decides.
+TEST(AllDevices, OnlyGpuZerosWorkerJoinsTheCollective) {
+  std::vector<Options> runs;
+  Options o;
+  o.all_devices = true;
+  o.full = true;
+  o.layers = {"L1", "L2", "L3", "L8"};
+  auto fake = [&](const Options& w) {
+    runs.push_back(w);
+    if (w.device_index != 0) return gpu_report(w.device_index, 2, "CHECK_FAILED", 8, "L3.product");
+    json r = gpu_report(0, 2);
+    r["layers"].push_back({{"id", "L8"}, {"title", "collective"}, {"status", "passed"}, {"tests", json::array()}});
+    r["collective"] = {{"source", "slurm"}, {"world_size", 4}, {"rank", 2}};
+    return r;
+  };
+  const json m = check_all_devices(o, fake, [] { return false; });
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].layers, (std::vector<std::string>{"L1", "L2", "L3", "L8"}));
+  EXPECT_TRUE(runs[0].full);  // under --full, L8 still runs only as a rank of a job
+  EXPECT_EQ(runs[1].layers, (std::vector<std::string>{"L1", "L2", "L3"}));
+  EXPECT_FALSE(runs[1].full);
+  EXPECT_TRUE(runs[0].device_index_given && runs[1].device_index_given);  // the rank's GPU is GPU 0, not its local rank
+  EXPECT_EQ(m["code"], "CHECK_FAILED");
+  EXPECT_EQ(m["collective"]["rank"], 2);
+  EXPECT_TRUE(std::any_of(m["layers"].begin(), m["layers"].end(),
+                          [](const json& l) { return l["id"] == "L8" && l["status"] == "passed"; }));
+}
+
 }  // namespace
 }  // namespace kd
