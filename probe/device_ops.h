@@ -33,5 +33,5 @@ void memory_release_blas_workspaces();
 // L7 (probe_peer_cuda.cpp). all_reduce lives in probe_all_reduce_nccl.cpp where LibTorch has the NCCL
 // process group, else in probe_all_reduce_none.cpp, which says so.
 kd_status peer_copy(int src, int dst, int64_t bytes, int repeats, int fault, kd_peer_copy_out* out);
-kd_status all_reduce(int devices, kd_all_reduce_out* out);
+kd_status all_reduce(const int* devices, int count, kd_all_reduce_out* out);
 }  // namespace kd::probe

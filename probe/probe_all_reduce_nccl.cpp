@@ -29,7 +29,7 @@ struct RankResult {
 
 }  // namespace
 
-kd_status all_reduce(int devices, kd_all_reduce_out* out) {
+kd_status all_reduce(const int* gpus, int devices, kd_all_reduce_out* out) {
   return guarded([&] {
     *out = kd_all_reduce_out{};
     if (devices < 2) throw std::invalid_argument("all_reduce: needs two or more GPUs");
@@ -40,8 +40,9 @@ kd_status all_reduce(int devices, kd_all_reduce_out* out) {
     auto rank_main = [&](int rank) {
       RankResult& r = results[static_cast<size_t>(rank)];
       r.status = guarded([&] {
-        c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(rank));
-        const at::Device d(at::kCUDA, static_cast<c10::DeviceIndex>(rank));
+        const auto index = static_cast<c10::DeviceIndex>(gpus[rank]);
+        c10::cuda::CUDAGuard guard(index);
+        const at::Device d(at::kCUDA, index);
         auto pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, devices);
         groups[static_cast<size_t>(rank)] = pg;
         std::vector<at::Tensor> t = {at::full({kElements}, rank + 1.0, at::TensorOptions().dtype(at::kFloat).device(d))};

@@ -5,7 +5,7 @@
 #include "probe_status.h"
 
 namespace kd::probe {
-kd_status all_reduce(int, kd_all_reduce_out* out) {
+kd_status all_reduce(const int*, int, kd_all_reduce_out* out) {
   *out = kd_all_reduce_out{};
   return make_status(KD_ERR_UNSUPPORTED,
                      "not supported by this LibTorch: the probe was built without LibTorch's NCCL process group");

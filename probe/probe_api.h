@@ -10,7 +10,8 @@
                                 //    forward()'s signature; the operating range's
                                 //    concurrency axis (range_concurrent)
                                 // 10: the device's PCI address (L2's health test matches it to NVML's GPUs)
-                                // 11: the collective layer L8 (one rank of a job's process group)
+                                // 11: the collective layer L8 (one rank of a job's process group); L7's all-reduce
+                                //     over a list of GPUs
 #define KD_PROBE_ENTRY "kd_probe_get_v1"
 
 #ifdef __cplusplus
@@ -317,7 +318,7 @@ typedef struct kd_probe_v1 {
   // Copies `bytes` from GPU src to GPU dst, verifies, then (repeats > 0) times that many more copies.
   kd_status (*peer_copy)(int src, int dst, int64_t bytes, int repeats, int fault, kd_peer_copy_out* out);
   // KD_ERR_UNSUPPORTED (with the reason) when this LibTorch has no NCCL process group.
-  kd_status (*all_reduce)(int devices, kd_all_reduce_out* out);
+  kd_status (*all_reduce)(const int* devices, int count, kd_all_reduce_out* out);  // rank r on GPU devices[r] (ABI 11)
   // --extension (ABI 9): dlopen(RTLD_NOW | RTLD_GLOBAL), then the operators it registered. KD_ERR_LIBRARY when
   // the loader refuses it; KD_ERR_RUNTIME when its registration throws (e.g. an operator defined twice).
   kd_status (*extension_load)(const char* path, kd_extension_out* out);

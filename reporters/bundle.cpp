@@ -26,7 +26,10 @@ std::string dump(const json& j) { return j.dump(2, ' ', false, json::error_handl
 // The command as given, with every path replaced: the bundle travels, machine paths do not.
 json redacted_command(const Options& o) {
   json a = json::array({"kernodeck-diagnostic", "--device", o.device});
-  if (!o.cpu_mode()) a.insert(a.end(), {"--device-index", std::to_string(o.device_index)});
+  if (!o.cpu_mode())
+    a.insert(a.end(), {"--device-index", !o.device_list.empty() ? fmt::format("{}", fmt::join(o.device_list, ","))
+                                         : o.all_devices       ? std::string("all")
+                                                               : std::to_string(o.device_index)});
   a.insert(a.end(), {"--timeout", fmt::format("{}", o.timeout_s)});
   if (!o.layers.empty()) a.insert(a.end(), {"--layers", fmt::format("{}", fmt::join(o.layers, ","))});
   if (o.model) a.insert(a.end(), {"--model", "<file>", "--input", "<file>"});

@@ -80,16 +80,17 @@ int visible_device_count(const json& report) {
   return n.is_number_integer() ? std::max(0, n.get<int>()) : 0;
 }
 
-json merge_device_reports(const std::vector<json>& per_device, const json& peer) {
+json merge_device_reports(const std::vector<json>& per_device, const json& peer, const std::vector<int>& indices) {
+  auto gpu = [&](size_t i) { return i < indices.size() ? indices[i] : static_cast<int>(i); };
   if (per_device.empty()) return json();
   const bool any_gpu = visible_device_count(per_device[0]) > 0;
   const auto failed = std::find_if(per_device.begin(), per_device.end(), [](const json& r) { return !passed(r); });
   const bool a_device_failed = failed != per_device.end();
   json merged = a_device_failed ? *failed : per_device[0];
   json devices = json::array();
-  for (size_t i = 0; any_gpu && i < per_device.size(); ++i) devices.push_back(device_entry(static_cast<int>(i), per_device[i]));
+  for (size_t i = 0; any_gpu && i < per_device.size(); ++i) devices.push_back(device_entry(gpu(i), per_device[i]));
   merged["devices"] = devices;
-  merged["device_index"] = a_device_failed && any_gpu ? json(failed - per_device.begin()) : json();
+  merged["device_index"] = a_device_failed && any_gpu ? json(gpu(static_cast<size_t>(failed - per_device.begin()))) : json();
   merged["requested"] = at(per_device[0], "requested");
   merged["requested"]["device_index"] = nullptr;
   merged["requested"]["all_devices"] = true;

@@ -15,6 +15,8 @@ int visible_device_count(const nlohmann::json& report);
 // first GPU that failed (else GPU 0's) with: `devices` (one verdict per GPU), `device_index`
 // (the GPU whose failure decided, else null), `requested.all_devices`, and, when the peer layer
 // ran, its `peer` facts and L7 results; when only the peer layer failed, its verdict.
-nlohmann::json merge_device_reports(const std::vector<nlohmann::json>& per_device, const nlohmann::json& peer);
+// indices: each report's GPU (a --device-index list); empty: 0, 1, 2, ...
+nlohmann::json merge_device_reports(const std::vector<nlohmann::json>& per_device, const nlohmann::json& peer,
+                                    const std::vector<int>& indices = {});
 
 }  // namespace kd

@@ -31,6 +31,7 @@ json skeleton(const RunRecord& run) {
        {{"device", o.device},
         {"device_index", o.cpu_mode() || o.all_devices ? json() : json(o.device_index)},
         {"all_devices", o.all_devices},
+        {"device_list", o.device_list.empty() ? json() : json(o.device_list)},
         {"timeout_s", o.timeout_s},
         {"report_file", o.output.has_value()},
         {"summary_file", o.summary_md.has_value()},

@@ -34,6 +34,12 @@ std::string device(const json& d) {
 
 std::string target(const json& req) {
   if (str(req, "device") == "cpu") return "cpu";
+  if (field(req, "device_list").is_array()) {
+    std::vector<int> list;
+    for (const auto& i : field(req, "device_list"))
+      if (i.is_number_integer()) list.push_back(i.get<int>());
+    return fmt::format("GPUs {}", fmt::join(list, ", "));
+  }
   return field(req, "all_devices") == true ? "every visible GPU" : fmt::format("cuda:{}", field(req, "device_index").dump());
 }
 

@@ -151,10 +151,12 @@ std::string peer_lines(const json& p) {
   if (matrix.is_array() && !matrix.empty()) {
     out += fmt::format("Peer copies ({}; * no peer access: through host memory):\n  {:>8}",
                        field(bw, "matrix").is_array() ? "GB/s, median, row to column" : "verified, row to column", "from\\to");
-    for (size_t j = 0; j < matrix.size(); ++j) out += fmt::format(" {:>9}", j);
+    const json& gpus = field(p, "devices");  // a --device-index list's GPUs; else 0, 1, ...
+    auto gpu = [&](size_t i) { return gpus.is_array() && i < gpus.size() ? gpus[i].dump() : std::to_string(i); };
+    for (size_t j = 0; j < matrix.size(); ++j) out += fmt::format(" {:>9}", gpu(j));
     out += "\n";
     for (size_t i = 0; i < matrix.size(); ++i) {
-      out += fmt::format("  {:>8}", i);
+      out += fmt::format("  {:>8}", gpu(i));
       for (size_t j = 0; j < matrix[i].size(); ++j) {
         const json& v = matrix[i][j];
         const bool no_peer = access.is_array() && i < access.size() && j < access[i].size() && access[i][j] == false;

@@ -118,6 +118,21 @@ std::optional<UsageError> check_gtest_flag(const std::string& arg) {
                                 option_name(arg))};
 }
 
+// "0,2,3": two or more distinct GPU indices, in the order given.
+std::optional<UsageError> parse_device_list(const std::string& v, std::vector<int>* out) {
+  out->clear();
+  for (const std::string& part : split_commas(v)) {
+    long n = 0;
+    if (!parse_int(part, 1023, &n))
+      return UsageError{fmt::format("--device-index {}: '{}' is not a GPU index from 0 to 1023", v, part)};
+    if (std::find(out->begin(), out->end(), n) != out->end())
+      return UsageError{fmt::format("--device-index {} names GPU {} twice: give each GPU once", v, n)};
+    out->push_back(static_cast<int>(n));
+  }
+  if (out->size() > 64) return UsageError{"--device-index: a list of at most 64 GPUs"};
+  return std::nullopt;
+}
+
 // L8's options: the rendezvous's three go together, and each needs L8 in the run.
 std::optional<UsageError> check_collective(const Options& o) {
   const int given = o.rendezvous.has_value() + o.world_size.has_value() + o.rank.has_value();
@@ -144,7 +159,8 @@ bool takes_value(const std::string& arg) {
                                           "--min-bandwidth-fraction", "--min-matmul-fraction", "--memory-fraction",
                                           "--range-memory-fraction", "--range-budget", "--inject-fault", "--kd-worker-fd",
                                           "--kd-batch-job", "--kd-range-job", "--kd-shard-job", "--kd-run-id", "--python", "--extension",
-                                          "--color", "--rendezvous", "--world-size", "--rank", "--min-bus-bandwidth"};
+                                          "--color", "--rendezvous", "--world-size", "--rank", "--min-bus-bandwidth",
+                                          "--kd-devices"};
   return k.count(arg) > 0;
 }
 
@@ -218,8 +234,12 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
       long n = 0;
       if (v == "all") {
         o.all_devices = true;  // the supervisor hands each worker one index
+      } else if (v.find(',') != std::string::npos) {
+        if (auto e = parse_device_list(v, &o.device_list)) return *e;
+        o.all_devices = true;  // as "all", over these GPUs only
       } else if (!parse_int(v, 1023, &n)) {
-        return UsageError{fmt::format("--device-index must be a whole number from 0 to 1023, or 'all', not '{}'", v)};
+        return UsageError{fmt::format("--device-index must be a whole number from 0 to 1023, a list of them (0,2), or "
+                                      "'all', not '{}'", v)};
       }
       o.device_index = static_cast<int>(n);
       o.device_index_given = true;
@@ -334,6 +354,9 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
     } else if (arg == "--kd-across-devices") {
       if (inline_value) return UsageError{"--kd-across-devices is internal"};
       o.across_devices = true;
+    } else if (arg == "--kd-devices") {  // the GPUs of a --device-index list, for the split and the peer layer
+      if (auto e = value(&v)) return *e;
+      if (parse_device_list(v, &o.device_list) || o.device_list.size() < 2) return UsageError{"--kd-devices is internal"};
     } else if (arg == "--kd-nvml-facts") {
       if (inline_value) return UsageError{"--kd-nvml-facts is internal"};
       o.nvml_facts = true;
@@ -437,6 +460,7 @@ std::vector<std::string> worker_arguments(const Options& o, int event_fd) {
   if (o.full) a.push_back("--kd-full");  // the worker's L8 then runs only as a rank of a multi-rank job
   if (!o.fault.empty()) a.insert(a.end(), {"--inject-fault", o.fault});
   if (o.across_devices) a.push_back("--kd-across-devices");
+  if (!o.all_devices && !o.device_list.empty()) a.insert(a.end(), {"--kd-devices", fmt::format("{}", fmt::join(o.device_list, ","))});
   if (o.verbose) a.push_back("--verbose");  // the worker keeps GoogleTest's own printer
   if (o.min_bandwidth_fraction != kDefaultMinBandwidthFraction)
     a.insert(a.end(), {"--min-bandwidth-fraction", plain_decimal(o.min_bandwidth_fraction)});
@@ -468,7 +492,8 @@ Options:
   --device cuda|cpu     device to check (default cuda; cpu only when asked)
   --device-index N      GPU index among the visible devices (default 0); "all":
                         every visible GPU, one verdict each, then the peer layer
-                        (with L4: its workload also split over all the GPUs)
+                        (with L4: its workload also split over all the GPUs);
+                        a list (0,2,3): those GPUs only, the same way
   --timeout S           whole-run limit in seconds, 5 to 120 (default 30)
   --output FILE         also write the JSON report to FILE, a new file
                         (an existing path is never overwritten: exit 12);

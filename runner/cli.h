@@ -18,7 +18,8 @@ inline constexpr double kRangeTimeoutRoom = 10;
 struct Options {
   std::string device = "cuda";  // "cuda" or "cpu"; never falls back silently
   int device_index = 0;
-  bool all_devices = false;            // --device-index all: one worker per visible GPU, then the peer layer
+  bool all_devices = false;            // --device-index all (or a list): one worker per GPU, then the peer layer
+  std::vector<int> device_list;        // --device-index 0,2: these GPUs only (all_devices is set); empty: every visible one
   double timeout_s = 30;
   std::optional<std::string> output;   // a new file for the JSON report
   std::optional<std::string> summary_md;  // a new file for the Markdown summary (CI job summaries)

@@ -57,12 +57,22 @@ KD_STEP(4, L4_App, AcrossDevices, "L4.across_devices", "L4.embeddings") {
                                        ? "split over GPUs with --device-index all"
                                        : "split over GPUs from GPU 0's run of --device-index all");
   int count = kCpuShards;
+  std::vector<int> devices;  // a --device-index list: those GPUs; else every visible one
   if (!cpu_shards) {
     kd_gpu_state g{};
     const kd_status s = ctx.probe->gpu_state(&g);
     if (s.kind != KD_OK) return backend_failure(s);
     count = g.device_count;
+    for (int d : ctx.options.device_list)
+      if (d >= count)
+        return Outcome::fail(Code::DeviceIndexInvalid,
+                             fmt::format("the split over GPUs {}: GPU {} is not visible ({} visible)",
+                                         fmt::join(ctx.options.device_list, ", "), d, count));
+    devices = ctx.options.device_list;
   }
+  if (devices.empty())
+    for (int d = 0; d < count; ++d) devices.push_back(d);
+  count = static_cast<int>(devices.size());
   if (count < 2) return Outcome::not_applicable(fmt::format("the split over GPUs needs two or more GPUs: {} visible", count));
   const std::string unit = cpu_shards ? "CPU shard" : "GPU";
 
@@ -78,8 +88,6 @@ KD_STEP(4, L4_App, AcrossDevices, "L4.across_devices", "L4.embeddings") {
       if (ids[i] == whole->ids[r])
         single[i].assign(whole->device + r * whole->dim, whole->device + (r + 1) * whole->dim);
 
-  std::vector<int> devices;
-  for (int d = 0; d < count; ++d) devices.push_back(d);
   const std::vector<shard::Shard> shards = shard::split(ids, devices);
   ScratchFolder folder("kd-shards");
   if (folder.path.empty()) return Outcome::fail(Code::RuntimeError, "cannot create a scratch folder for the shards' output");
@@ -89,7 +97,8 @@ KD_STEP(4, L4_App, AcrossDevices, "L4.across_devices", "L4.embeddings") {
     std::vector<std::string> args = {"--kd-shard-job", fmt::format("{}", fmt::join(sh.ids, ",")),
                                      "--device", ctx.options.device, "--device-index",
                                      std::to_string(cpu_shards ? 0 : sh.device)};
-    if (sh.device == 1 && (ctx.fault("cpu-shard-oom") || ctx.fault("shard-oom"))) args.insert(args.end(), {"--inject-fault", "oom"});
+    if (sh.device == devices[1] && (ctx.fault("cpu-shard-oom") || ctx.fault("shard-oom")))
+      args.insert(args.end(), {"--inject-fault", "oom"});
     pids.push_back(start_self(ctx, args, fmt::format("{}/shard-{}.log", folder.path, sh.device)));
   }
   std::vector<shard::ShardOutput> outputs;

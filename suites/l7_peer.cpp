@@ -24,26 +24,32 @@ using nlohmann::json;
 constexpr int64_t kCopyBytes = int64_t(256) << 20;  // well past any cache; ~1 ms a copy over NVLink
 constexpr int kRepeats = 10;
 
-// Counts the visible GPUs; an outcome when the layer cannot go on (not applicable, or the query failed).
-std::optional<Outcome> unless_two_gpus(WorkerContext& ctx, int* count) {
+// The GPUs of the layer: a --device-index list's, else every visible one; an outcome when the layer
+// cannot go on (not applicable, a listed GPU not visible, or the query failed).
+std::optional<Outcome> unless_two_gpus(WorkerContext& ctx, std::vector<int>* gpus) {
   if (ctx.cpu_mode()) return Outcome::not_applicable("not supported on CPU: the peer layer copies between GPUs");
   kd_gpu_state g{};
   const kd_status s = ctx.probe->gpu_state(&g);
   if (s.kind != KD_OK) return backend_failure(s);
-  *count = g.device_count;
-  if (g.device_count < 2)
-    return Outcome::not_applicable(fmt::format("needs 2 GPUs; {} visible", g.device_count));
+  *gpus = ctx.options.device_list;
+  for (int d : *gpus)
+    if (d >= g.device_count)
+      return Outcome::fail(Code::DeviceIndexInvalid, fmt::format("GPU {} is not visible ({} visible)", d, g.device_count));
+  if (gpus->empty())
+    for (int d = 0; d < g.device_count; ++d) gpus->push_back(d);
+  if (gpus->size() < 2) return Outcome::not_applicable(fmt::format("needs 2 GPUs; {} visible", g.device_count));
   return std::nullopt;
 }
 
-// Calls fn(src, dst) for every ordered pair, each in its own stage so that a hang names the pair.
+// Calls fn(i, j) for every ordered pair of positions in gpus, each in its own stage (named by the GPUs)
+// so that a hang names the pair.
 template <class Fn>
-std::optional<Outcome> each_pair(int count, const char* stage, Fn fn) {
-  for (int src = 0; src < count; ++src)
-    for (int dst = 0; dst < count; ++dst) {
-      if (src == dst) continue;
-      events::stage(fmt::format("{}.{}_to_{}", stage, src, dst));
-      if (auto failed = fn(src, dst)) return failed;
+std::optional<Outcome> each_pair(const std::vector<int>& gpus, const char* stage, Fn fn) {
+  for (size_t i = 0; i < gpus.size(); ++i)
+    for (size_t j = 0; j < gpus.size(); ++j) {
+      if (i == j) continue;
+      events::stage(fmt::format("{}.{}_to_{}", stage, gpus[i], gpus[j]));
+      if (auto failed = fn(i, j)) return failed;
     }
   return std::nullopt;
 }
@@ -62,15 +68,18 @@ Outcome wrong_copy(int src, int dst, const kd_peer_copy_out& out) {
 KD_LAYER(7, L7_Peer, "peer", false);
 
 KD_STEP(7, L7_Peer, Copy, "L7.copy", "L2.gpu_available") {
-  int count = 0;
-  if (auto na = unless_two_gpus(ctx, &count)) return *na;
+  std::vector<int> gpus;
+  if (auto na = unless_two_gpus(ctx, &gpus)) return *na;
+  const int count = static_cast<int>(gpus.size());
   ctx.fact("/peer/device_count", count);
+  ctx.fact("/peer/devices", gpus);  // the matrices' rows and columns, in order
   json access = square(count), copies = json::array();
-  const auto failed = each_pair(count, "L7.copy", [&](int src, int dst) -> std::optional<Outcome> {
+  const auto failed = each_pair(gpus, "L7.copy", [&](size_t i, size_t j) -> std::optional<Outcome> {
+    const int src = gpus[i], dst = gpus[j];
     kd_peer_copy_out out{};
     const kd_status s = ctx.probe->peer_copy(src, dst, kCopyBytes, 0, ctx.probe_fault(), &out);
     if (s.kind != KD_OK) return backend_failure(s);
-    access[size_t(src)][size_t(dst)] = out.peer_access != 0;
+    access[i][j] = out.peer_access != 0;
     copies.push_back({{"src", src}, {"dst", dst}, {"path", out.peer_access ? "peer" : "host"}, {"bytes", out.bytes},
                       {"mismatches", out.mismatches}, {"verified", out.mismatches == 0}});
     if (out.mismatches) return wrong_copy(src, dst, out);
@@ -82,10 +91,11 @@ KD_STEP(7, L7_Peer, Copy, "L7.copy", "L2.gpu_available") {
 }
 
 KD_STEP(7, L7_Peer, Bandwidth, "L7.bandwidth", "L7.copy") {
-  int count = 0;
-  if (auto na = unless_two_gpus(ctx, &count)) return *na;
-  json matrix = square(count), pairs = json::array();
-  const auto failed = each_pair(count, "L7.bandwidth", [&](int src, int dst) -> std::optional<Outcome> {
+  std::vector<int> gpus;
+  if (auto na = unless_two_gpus(ctx, &gpus)) return *na;
+  json matrix = square(static_cast<int>(gpus.size())), pairs = json::array();
+  const auto failed = each_pair(gpus, "L7.bandwidth", [&](size_t i, size_t j) -> std::optional<Outcome> {
+    const int src = gpus[i], dst = gpus[j];
     auto out = std::make_unique<kd_peer_copy_out>();
     const kd_status s = ctx.probe->peer_copy(src, dst, kCopyBytes, kRepeats, ctx.probe_fault(), out.get());
     if (s.kind != KD_OK) return backend_failure(s);
@@ -94,7 +104,7 @@ KD_STEP(7, L7_Peer, Bandwidth, "L7.bandwidth", "L7.copy") {
     std::vector<double> rates;  // GB/s: bytes copied (each crosses the link once)
     for (int i = 0; i < out->repeats; ++i) rates.push_back(static_cast<double>(out->bytes) / out->seconds[i] / 1e9);
     const double median = std::round(perf::median(rates) * 10) / 10;
-    matrix[size_t(src)][size_t(dst)] = median;
+    matrix[i][j] = median;
     pairs.push_back({{"src", src}, {"dst", dst}, {"median", median}, {"min", *std::min_element(rates.begin(), rates.end())},
                      {"max", *std::max_element(rates.begin(), rates.end())}, {"repeats", out->repeats},
                      {"workload", out->desc}});
@@ -105,10 +115,10 @@ KD_STEP(7, L7_Peer, Bandwidth, "L7.bandwidth", "L7.copy") {
 }
 
 KD_STEP(7, L7_Peer, AllReduce, "L7.all_reduce", "L7.copy") {
-  int count = 0;
-  if (auto na = unless_two_gpus(ctx, &count)) return *na;
+  std::vector<int> gpus;
+  if (auto na = unless_two_gpus(ctx, &gpus)) return *na;
   kd_all_reduce_out out{};
-  const kd_status s = ctx.probe->all_reduce(count, &out);
+  const kd_status s = ctx.probe->all_reduce(gpus.data(), static_cast<int>(gpus.size()), &out);
   if (s.kind == KD_ERR_UNSUPPORTED) {
     ctx.fact("/peer/all_reduce", {{"status", "not_supported"}, {"message", s.message}});
     return Outcome::not_applicable(s.message);
@@ -118,8 +128,9 @@ KD_STEP(7, L7_Peer, AllReduce, "L7.all_reduce", "L7.copy") {
                                 {"elements", out.elements}, {"expected", out.expected},
                                 {"ms", std::round(out.seconds * 1e6) / 1e3}, {"workload", out.desc}});
   if (!out.verified)
-    return Outcome::fail(Code::CheckFailed, fmt::format("all-reduce over {} GPUs: rank {} holds {}, expected the sum {}",
-                                                        out.ranks, out.wrong_rank, out.first_wrong, out.expected));
+    return Outcome::fail(Code::CheckFailed,
+                         fmt::format("all-reduce over {} GPUs: rank {} (GPU {}) holds {}, expected the sum {}", out.ranks,
+                                     out.wrong_rank, gpus[static_cast<size_t>(out.wrong_rank)], out.first_wrong, out.expected));
   return Outcome::pass();
 }
 

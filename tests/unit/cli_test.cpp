@@ -398,6 +398,26 @@ TEST(Cli, CollectiveOptionsGoTogetherAndReachTheWorker) {
   EXPECT_NE(l8_error({"--layers", "L8", "--min-bus-bandwidth", "-1"}).find("GB/s"), std::string::npos);
 }
 
+TEST(Cli, ADeviceIndexListChecksThoseGpusOnly) {
+  const Options o = parse_ok({"--device-index", "2,0,3"});
+  EXPECT_TRUE(o.all_devices);
+  EXPECT_EQ(o.device_list, (std::vector<int>{2, 0, 3}));  // in the order given
+  EXPECT_EQ(usage_error({"--device-index", "0,0"}), "--device-index 0,0 names GPU 0 twice: give each GPU once");
+  EXPECT_EQ(usage_error({"--device-index", "0,x"}), "--device-index 0,x: 'x' is not a GPU index from 0 to 1023");
+  EXPECT_EQ(usage_error({"--device-index", "0,"}), "--device-index 0,: '' is not a GPU index from 0 to 1023");
+  EXPECT_EQ(usage_error({"--device-index", "0,1", "--device", "cpu"}),
+            "--device-index all checks every visible GPU: it cannot go with --device cpu");
+  // Each GPU's worker gets one index and the list (for the split and the peer layer), never "all".
+  Options each = o;
+  each.all_devices = false;
+  each.device_index = 3;
+  each.device_index_given = true;
+  const Options w = parse_ok(worker_arguments(each, 7));
+  EXPECT_FALSE(w.all_devices);
+  EXPECT_EQ(w.device_index, 3);
+  EXPECT_EQ(w.device_list, (std::vector<int>{2, 0, 3}));
+}
+
 TEST(Cli, FullRunsL8OnlyAsARankAndTheWorkerKnows) {
   const Options full = parse_l8({"--full"});
   EXPECT_TRUE(full.full);

@@ -166,6 +166,29 @@ TEST(AllDevices, LayersPerGpuAndWhenThePeerLayerRuns) {
   EXPECT_TRUE(contains(m["warnings"].back().get<std::string>(), "GPUs 2 to 3 were not checked"));
 }
 
+TEST(AllDevices, AListChecksItsGpusInOrderAndNamesThemByIndex) {
+  std::vector<Options> runs;
+  Options o;
+  o.all_devices = true;
+  o.device_list = {2, 0};
+  auto fake = [&](const Options& w) {
+    runs.push_back(w);
+    if (w.layers == std::vector<std::string>{"L7"}) return peer_report();
+    return w.device_index == 0 ? gpu_report(0, 4, "CHECK_FAILED", 8, "L3.product") : gpu_report(w.device_index, 4);
+  };
+  const json m = check_all_devices(o, fake, [] { return false; });
+  ASSERT_EQ(runs.size(), 3u);  // GPU 2, GPU 0, then the peer layer over the list
+  EXPECT_EQ(runs[0].device_index, 2);
+  EXPECT_TRUE(runs[0].across_devices);
+  EXPECT_EQ(runs[1].device_index, 0);
+  EXPECT_EQ(runs[2].device_list, (std::vector<int>{2, 0}));
+  EXPECT_EQ(m["devices"].size(), 2u);
+  EXPECT_EQ(m["devices"][0]["index"], 2);
+  EXPECT_EQ(m["devices"][1]["index"], 0);
+  EXPECT_EQ(m["device_index"], 0);  // the failing GPU by its index, not its place in the list
+  EXPECT_EQ(m["code"], "CHECK_FAILED");
+}
+
 // L8: this machine is one rank of its job, so only GPU 0's worker joins; its facts stay when another GPU decides.
 TEST(AllDevices, OnlyGpuZerosWorkerJoinsTheCollective) {
   std::vector<Options> runs;
