@@ -16,7 +16,7 @@ class AppLayer(DiagnosticTest):
         layers = {l["id"]: l for l in r.report["layers"]}
         self.assertEqual({k: v["status"] for k, v in layers.items()},
                          {"L1": "passed", "L2": "passed", "L3": "passed", "L4": "passed", "L5": "not_run",
-                          "L6": "not_run", "L7": "not_run"})
+                          "L6": "not_run", "L7": "not_run", "L8": "not_run"})
         self.assertEqual(r.report["requested"]["layers"], ["L1", "L2", "L3", "L4"])
         emb = r.report["app"]["embeddings"]
         self.assertEqual((emb["count"], emb["dim"], emb["contract"]), (8, 16, "passed"))
@@ -54,7 +54,7 @@ class AppLayer(DiagnosticTest):
         self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
         layers = {l["id"]: l["status"] for l in r.report["layers"]}
         self.assertEqual(layers, {"L1": "not_run", "L2": "not_run", "L3": "not_run", "L4": "passed", "L5": "not_run",
-                                  "L6": "not_run", "L7": "not_run"})
+                                  "L6": "not_run", "L7": "not_run", "L8": "not_run"})
         self.assertTrue(r.report["execution"]["product_verified"])  # L3 ran as a prerequisite
 
     def test_full_runs_every_layer(self):

@@ -20,7 +20,8 @@ class CpuRun(DiagnosticTest):
             "gtest_filter": None, "in_process": False, "fault_injection": None, "gtest_environment_ignored": [], "host_check": False,
             "python": False, "model": False, "bundle": False, "extensions": 0,
             "min_bandwidth_fraction": 0.6, "min_matmul_fraction": 0.5, "memory_fraction": None,
-            "range_axis": "batch", "range_budget_s": 20.0, "range_memory_fraction": 0.9})
+            "range_axis": "batch", "range_budget_s": 20.0, "range_memory_fraction": 0.9,
+            "device_list": None, "rendezvous": False, "world_size": None, "rank": None, "min_bus_bandwidth": 0.0})
         self.assertEqual(rep["execution"], {"device": "cpu", "product_verified": True,
                                             "gradient_verified": True, "loss": 196.0, "arch_supported": None})
         pt = rep["pytorch"]
@@ -35,10 +36,11 @@ class CpuRun(DiagnosticTest):
             self.assertTrue(rep["runtime"][key], key)
         self.assertEqual(rep["runtime"]["os_family"], "linux")
         layers = {l["id"]: l for l in rep["layers"]}
-        self.assertEqual(list(layers), ["L1", "L2", "L3", "L4", "L5", "L6", "L7"])
-        for off in ("L4", "L5", "L6", "L7"):  # off in a plain run
+        self.assertEqual(list(layers), ["L1", "L2", "L3", "L4", "L5", "L6", "L7", "L8"])
+        for off in ("L4", "L5", "L6", "L7", "L8"):  # off in a plain run
             self.assertEqual(layers[off]["status"], "not_run", off)
         self.assertIsNone(rep["peer"])
+        self.assertIsNone(rep["collective"])
         self.assertIsNone(rep["app"])
         self.assertIsNone(rep["timing"])
         self.assertIsNone(rep["memory"])
@@ -60,7 +62,7 @@ class CpuRun(DiagnosticTest):
         self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
         layers = {l["id"]: l["status"] for l in r.report["layers"]}
         self.assertEqual(layers, {"L1": "not_run", "L2": "not_run", "L3": "passed", "L4": "not_run", "L5": "not_run",
-                                  "L6": "not_run", "L7": "not_run"})
+                                  "L6": "not_run", "L7": "not_run", "L8": "not_run"})
         self.assertTrue(r.report["pytorch"]["loaded"])  # L1's import ran as a prerequisite
 
     def test_partial_filter_is_not_a_device_verdict(self):
