@@ -61,6 +61,9 @@ kd_status run_model(const kd_model_input* inputs, int count, at::Device device, 
     for (int i = 0; i < count; ++i) {
       names.push_back(inputs[i].name ? inputs[i].name : "");
       host.push_back(make_input(inputs[i], rng));
+      if (inputs[i].rows && host.back().dim() > 0)  // a shard's rows of the whole input (L4 across devices)
+        host.back() = host.back().index_select(
+            0, at::from_blob(const_cast<int64_t*>(inputs[i].rows), {inputs[i].row_count}, at::kLong).clone());
       text += (i ? "; " : "") + shape_text(host.back().sizes()) + " " + std::string(c10::toString(host.back().scalar_type()));
       if (inputs[i].on_host && !device.is_cpu()) text += " (kept on cpu)";
     }

@@ -11,7 +11,7 @@
                                 //    concurrency axis (range_concurrent)
                                 // 10: the device's PCI address (L2's health test matches it to NVML's GPUs)
                                 // 11: the collective layer L8 (one rank of a job's process group); L7's all-reduce
-                                //     over a list of GPUs
+                                //     over a list of GPUs; a model input's rows (the user's model split over GPUs)
 #define KD_PROBE_ENTRY "kd_probe_get_v1"
 
 #ifdef __cplusplus
@@ -106,6 +106,8 @@ typedef struct kd_model_input {
   int64_t value_count;
   int on_host;                       // 1: the input stays on the CPU whatever the run's device (ABI 9)
   const char* name;                  // passed by keyword under this name when not null (ABI 9)
+  const int64_t* rows;               // when not null: only these rows of dimension 0, taken after the whole input is
+  int64_t row_count;                 // made (so a shard gets the very rows of the whole run) (ABI 11)
 } kd_model_input;
 
 // --extension: a custom-operator library loaded as torch.ops.load_library does, and what it registered.

@@ -8,6 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fixtures/app_contract.h"
+#include "fixtures/batch_rows.h"
+#include "fixtures/model_format.h"
 #include "fixtures/probe_loader.h"
 #include "suites/embeddings_input.h"
 
@@ -27,6 +30,56 @@ int failed(const kd_status& s) {
   return say({{"error", s.message}, {"out_of_memory", oom}}, oom ? 9 : 1);
 }
 
+std::vector<int64_t> wanted_ids(const std::string& list) {
+  std::vector<int64_t> ids;
+  std::stringstream wanted(list);
+  for (std::string text; std::getline(wanted, text, ',');) {
+    int64_t id = -1;  // digits only (the command line checked), but perhaps too many for an int64: no match
+    std::from_chars(text.data(), text.data() + text.size(), id);
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+// --model's shard: these rows of every input (made whole, then taken, as in the whole run), its outputs' rows.
+int model_shard(const Options& options, const kd_probe_v1& probe, const std::vector<int64_t>& rows) {
+  const auto spec = app::read_model_spec(*options.input);
+  if (const auto* why = std::get_if<std::string>(&spec)) return say({{"error", "--input: " + *why}, {"out_of_memory", false}}, 1);
+  const app::ModelSpec& ms = std::get<app::ModelSpec>(spec);
+  const auto batch = app::input_batch(ms);
+  if (const auto* why = std::get_if<std::string>(&batch)) return say({{"error", *why}, {"out_of_memory", false}}, 1);
+  for (int64_t r : rows)
+    if (r < 0 || r >= std::get<int64_t>(batch)) return say({{"error", "a row outside the batch"}, {"out_of_memory", false}}, 1);
+  for (const auto& e : options.extensions) {  // the custom operators the model needs, as in the whole run
+    kd_extension_out loaded{};
+    const kd_status es = probe.extension_load(e.c_str(), &loaded);
+    if (es.kind != KD_OK) return failed(es);
+  }
+  const app::ModelFile file = app::inspect_model_file(*options.model);
+  const int format = file.format == app::ModelFormat::AotiPackage ? KD_MODEL_AOTI : KD_MODEL_TORCHSCRIPT;
+  char desc[256] = {};
+  kd_status s = probe.model_load(options.model->c_str(), format, !options.cpu_mode(), options.device_index, desc, sizeof desc);
+  if (s.kind != KD_OK) return failed(s);
+  std::vector<kd_model_input> inputs = app::probe_inputs(ms);
+  for (auto& in : inputs) {
+    in.rows = rows.data();
+    in.row_count = static_cast<int64_t>(rows.size());
+  }
+  std::vector<app::OutputTensor> outputs;
+  s = probe.model_run(
+      inputs.data(), static_cast<int>(inputs.size()),
+      [](void* user, const char* name, int rank, const int64_t* shape, const char* dtype, const char* device,
+         const double* data, int64_t count) {
+        static_cast<std::vector<app::OutputTensor>*>(user)->push_back(
+            app::output_leaf(name, rank, shape, dtype, device, data, count));
+      },
+      [](void*, const char*) {}, &outputs, desc, sizeof desc);
+  if (s.kind != KD_OK) return failed(s);
+  const auto got = app::output_rows(outputs, static_cast<int64_t>(rows.size()));
+  if (const auto* why = std::get_if<std::string>(&got)) return say({{"error", *why}, {"out_of_memory", false}}, 1);
+  return say({{"ids", rows}, {"rows", std::get<std::vector<std::vector<double>>>(got)}, {"error", nullptr}}, 0);
+}
+
 }  // namespace
 
 int run_shard_job(const Options& options) {
@@ -39,14 +92,13 @@ int run_shard_job(const Options& options) {
     if (s.kind == KD_OK) s = probe.probe->tiny_product(product);
     if (s.kind != KD_OK) return failed(s);
   }
+  const std::vector<int64_t> wanted = wanted_ids(*options.shard_job);
+  if (options.model) return model_shard(options, *probe.probe, wanted);
   // This shard's entries of the L4 set, in the set's order.
   const kd_app_embed_in set = embeddings_input(gpu, options.device_index);
   kd_app_embed_in in = set;
   in.count = 0;
-  std::stringstream wanted(*options.shard_job);
-  for (std::string text; std::getline(wanted, text, ',');) {
-    int64_t id = -1;  // digits only (the command line checked), but perhaps too many for an int64: no match
-    std::from_chars(text.data(), text.data() + text.size(), id);
+  for (int64_t id : wanted) {
     for (int i = 0; i < set.count; ++i)
       if (set.ids[i] == id && in.count < KD_APP_MAX_ITEMS) {  // a repeated id never overruns the set
         in.ids[in.count] = set.ids[i];

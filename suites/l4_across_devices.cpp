@@ -15,6 +15,7 @@
 #include <fmt/ranges.h>
 
 #include "fixtures/app_contract.h"
+#include "fixtures/batch_rows.h"
 #include "fixtures/child_process.h"
 #include "fixtures/layer_test.h"
 #include "fixtures/scratch_folder.h"
@@ -47,18 +48,17 @@ shard::ShardOutput read_shard(int device, const std::string& log, int status, st
   return o;
 }
 
-}  // namespace
-
-KD_STEP(4, L4_App, AcrossDevices, "L4.across_devices", "L4.embeddings") {
-  const bool cpu_shards = ctx.fault("cpu-shards") || ctx.fault("cpu-shard-oom");
-  if (ctx.cpu_mode() && !cpu_shards) return Outcome::not_applicable("on the CPU: the split applies to two or more GPUs");
-  if (!ctx.options.across_devices && !cpu_shards)
+// The devices to split over: a --device-index list's GPUs, else every visible one (or, TEST ONLY, three
+// CPU shards); an outcome when the split does not apply or cannot go on.
+std::optional<Outcome> split_devices(WorkerContext& ctx, std::vector<int>* devices, std::string* unit, bool* cpu_shards) {
+  *cpu_shards = ctx.fault("cpu-shards") || ctx.fault("cpu-shard-oom");
+  if (ctx.cpu_mode() && !*cpu_shards) return Outcome::not_applicable("on the CPU: the split applies to two or more GPUs");
+  if (!ctx.options.across_devices && !*cpu_shards)
     return Outcome::not_applicable(ctx.options.device_index == 0
                                        ? "split over GPUs with --device-index all"
                                        : "split over GPUs from GPU 0's run of --device-index all");
   int count = kCpuShards;
-  std::vector<int> devices;  // a --device-index list: those GPUs; else every visible one
-  if (!cpu_shards) {
+  if (!*cpu_shards) {
     kd_gpu_state g{};
     const kd_status s = ctx.probe->gpu_state(&g);
     if (s.kind != KD_OK) return backend_failure(s);
@@ -68,35 +68,30 @@ KD_STEP(4, L4_App, AcrossDevices, "L4.across_devices", "L4.embeddings") {
         return Outcome::fail(Code::DeviceIndexInvalid,
                              fmt::format("the split over GPUs {}: GPU {} is not visible ({} visible)",
                                          fmt::join(ctx.options.device_list, ", "), d, count));
-    devices = ctx.options.device_list;
+    *devices = ctx.options.device_list;
   }
-  if (devices.empty())
-    for (int d = 0; d < count; ++d) devices.push_back(d);
-  count = static_cast<int>(devices.size());
-  if (count < 2) return Outcome::not_applicable(fmt::format("the split over GPUs needs two or more GPUs: {} visible", count));
-  const std::string unit = cpu_shards ? "CPU shard" : "GPU";
+  if (devices->empty())
+    for (int d = 0; d < count; ++d) devices->push_back(d);
+  if (devices->size() < 2)
+    return Outcome::not_applicable(fmt::format("the split over GPUs needs two or more GPUs: {} visible", devices->size()));
+  *unit = *cpu_shards ? "CPU shard" : "GPU";
+  return std::nullopt;
+}
 
-  // The single-device answer, here: the whole set on this worker's device.
-  const kd_app_embed_in in = embeddings_input(!ctx.cpu_mode(), ctx.device_index());
-  auto whole = std::make_unique<kd_app_embed_out>();
-  const kd_status s = ctx.probe->app_embeddings(&in, whole.get());
-  if (s.kind != KD_OK) return backend_failure(s);
-  const std::vector<int64_t> ids(in.ids, in.ids + in.count);
-  std::vector<std::vector<double>> single(ids.size());
-  for (int r = 0; r < whole->count; ++r)
-    for (size_t i = 0; i < ids.size(); ++i)
-      if (ids[i] == whole->ids[r])
-        single[i].assign(whole->device + r * whole->dim, whole->device + (r + 1) * whole->dim);
-
+// Every shard at once, as the ranks of a data-parallel job start together (this executable, --kd-shard-job
+// with the shard's ids and `extra`), then gathered and checked against `single`, this worker's whole run.
+Outcome split_and_check(WorkerContext& ctx, const std::vector<int>& devices, const std::string& unit, bool cpu_shards,
+                        const std::vector<int64_t>& ids, const std::vector<std::vector<double>>& single,
+                        const std::vector<std::string>& extra, const std::string& fact) {
   const std::vector<shard::Shard> shards = shard::split(ids, devices);
   ScratchFolder folder("kd-shards");
   if (folder.path.empty()) return Outcome::fail(Code::RuntimeError, "cannot create a scratch folder for the shards' output");
-  // Every shard at once, as the ranks of a data-parallel job start together.
   std::vector<pid_t> pids;
   for (const shard::Shard& sh : shards) {
     std::vector<std::string> args = {"--kd-shard-job", fmt::format("{}", fmt::join(sh.ids, ",")),
                                      "--device", ctx.options.device, "--device-index",
                                      std::to_string(cpu_shards ? 0 : sh.device)};
+    args.insert(args.end(), extra.begin(), extra.end());
     if (sh.device == devices[1] && (ctx.fault("cpu-shard-oom") || ctx.fault("shard-oom")))
       args.insert(args.end(), {"--inject-fault", "oom"});
     pids.push_back(start_self(ctx, args, fmt::format("{}/shard-{}.log", folder.path, sh.device)));
@@ -117,15 +112,70 @@ KD_STEP(4, L4_App, AcrossDevices, "L4.across_devices", "L4.embeddings") {
   const app::Tolerance tol;  // the embeddings contract's float32 tolerance (L4.embeddings)
   const shard::Gathered g = shard::gather(ids, outputs, unit);
   const std::optional<shard::Violation> v = g.violation ? g.violation : shard::compare(ids, g.rows, single, shards, tol.atol, tol.rtol, unit);
-  ctx.fact("/app/across_devices", {{"devices", count}, {"unit", unit}, {"split", split},
-                                   {"gathered", g.violation ? 0 : ids.size()}, {"ids", ids.size()},
-                                   {"contract", v ? json(v->rule) : json("passed")}});
+  ctx.fact(fact, {{"devices", devices.size()}, {"unit", unit}, {"split", split},
+                  {"gathered", g.violation ? 0 : ids.size()}, {"ids", ids.size()},
+                  {"contract", v ? json(v->rule) : json("passed")}});
   if (!v) return Outcome::pass();
   if (v->rule == "shard_failed")
     return Outcome::fail(std::find(out_of_memory.begin(), out_of_memory.end(), v->device) != out_of_memory.end()
                              ? Code::OutOfMemory : Code::RuntimeError,
                          v->message);
   return Outcome::fail(Code::AppCheckFailed, fmt::format("rule '{}': {}", v->rule, v->message));
+}
+
+}  // namespace
+
+KD_STEP(4, L4_App, AcrossDevices, "L4.across_devices", "L4.embeddings") {
+  std::vector<int> devices;
+  std::string unit;
+  bool cpu_shards = false;
+  if (auto no = split_devices(ctx, &devices, &unit, &cpu_shards)) return *no;
+  // The single-device answer, here: the whole set on this worker's device.
+  const kd_app_embed_in in = embeddings_input(!ctx.cpu_mode(), ctx.device_index());
+  auto whole = std::make_unique<kd_app_embed_out>();
+  const kd_status s = ctx.probe->app_embeddings(&in, whole.get());
+  if (s.kind != KD_OK) return backend_failure(s);
+  const std::vector<int64_t> ids(in.ids, in.ids + in.count);
+  std::vector<std::vector<double>> single(ids.size());
+  for (int r = 0; r < whole->count; ++r)
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] == whole->ids[r])
+        single[i].assign(whole->device + r * whole->dim, whole->device + (r + 1) * whole->dim);
+  return split_and_check(ctx, devices, unit, cpu_shards, ids, single, {}, "/app/across_devices");
+}
+
+// The user's --model split the same way, by rows of its batch: each shard the very rows of the whole input
+// (made whole, then taken), its outputs gathered row by row against this worker's whole run.
+KD_STEP(4, L4_App, AcrossDevicesModel, "L4.across_devices_model", "L4.model_run") {
+  if (!ctx.options.model) return Outcome::not_applicable("no --model given");
+  std::vector<int> devices;
+  std::string unit;
+  bool cpu_shards = false;
+  if (auto no = split_devices(ctx, &devices, &unit, &cpu_shards)) return *no;
+  const auto spec = app::read_model_spec(*ctx.options.input);
+  if (const auto* why = std::get_if<std::string>(&spec)) return Outcome::fail(Code::UsageError, "--input: " + *why);
+  const app::ModelSpec& ms = std::get<app::ModelSpec>(spec);
+  const auto batch = app::input_batch(ms);
+  if (const auto* why = std::get_if<std::string>(&batch)) return Outcome::not_applicable("the model's split by rows: " + *why);
+  const auto inputs = app::probe_inputs(ms);
+  std::vector<app::OutputTensor> outputs;
+  char desc[256] = {};
+  const kd_status s = ctx.probe->model_run(
+      inputs.data(), static_cast<int>(inputs.size()),
+      [](void* user, const char* name, int rank, const int64_t* shape, const char* dtype, const char* device,
+         const double* data, int64_t count) {
+        static_cast<std::vector<app::OutputTensor>*>(user)->push_back(app::output_leaf(name, rank, shape, dtype, device, data, count));
+      },
+      [](void*, const char*) {}, &outputs, desc, sizeof desc);
+  if (s.kind != KD_OK) return backend_failure(s);
+  const auto single = app::output_rows(outputs, std::get<int64_t>(batch));
+  if (const auto* why = std::get_if<std::string>(&single)) return Outcome::not_applicable("the model's split by rows: " + *why);
+  std::vector<int64_t> rows;
+  for (int64_t r = 0; r < std::get<int64_t>(batch); ++r) rows.push_back(r);
+  std::vector<std::string> extra = {"--model=" + *ctx.options.model, "--input=" + *ctx.options.input};
+  for (const auto& e : ctx.options.extensions) extra.push_back("--extension=" + e);
+  return split_and_check(ctx, devices, unit, cpu_shards, rows, std::get<std::vector<std::vector<double>>>(single), extra,
+                         "/app/across_devices_model");
 }
 
 }  // namespace kd

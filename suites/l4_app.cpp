@@ -99,14 +99,7 @@ void step_finished(void*, const char* step) {
 
 void collect_output(void* user, const char* name, int rank, const int64_t* shape, const char* dtype, const char* device,
                     const double* data, int64_t count) {
-  app::OutputTensor o;
-  o.name = name;
-  o.device = device;
-  o.is_tensor = rank >= 0;
-  o.dtype = dtype;
-  if (rank > 0) o.shape.assign(shape, shape + rank);
-  if (data) o.data.assign(data, data + count);
-  static_cast<RunSink*>(user)->outputs.push_back(std::move(o));
+  static_cast<RunSink*>(user)->outputs.push_back(app::output_leaf(name, rank, shape, dtype, device, data, count));
 }
 
 // Each output leaf as the report lists it: name, shape, dtype and device (a non-tensor: its kind).

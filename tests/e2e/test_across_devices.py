@@ -3,10 +3,20 @@ process each, gathered and compared with the single-GPU result, with the real bi
 split and gather run over three CPU processes behind the test-only faults cpu-shards and cpu-shard-oom (an
 uneven split: 8 ids over 3); with one GPU the step says it needs two; with two or more (scripts/gpu-verify)
 the GPUs themselves."""
+import json
 import os
 import unittest
 
 from kd import DiagnosticTest, gpu_count, needs_probe
+
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
+MODEL, SPEC = os.path.join(DATA, "tiny_model.pt"), os.path.join(DATA, "tiny_spec.json")  # x [4, 8] -> [4, 3], [4]
+
+
+def step(report, name):
+    l4 = next(l for l in report["layers"] if l["id"] == "L4")
+    return next(t for t in l4["tests"] if t["name"] == name)
 
 
 def across_step(report):
@@ -44,6 +54,36 @@ class AcrossCpuShards(DiagnosticTest):
         self.assertEqual(r.report["app"]["across_devices"]["contract"], "shard_failed")
         self.assertEqual(r.report["app"]["across_devices"]["gathered"], 0)
 
+    def test_the_users_model_splits_by_rows_and_gathers_the_whole_runs_outputs(self):
+        r = self.run_kd("--device", "cpu", "--model", MODEL, "--input", SPEC, "--inject-fault", "cpu-shards",
+                        "--timeout", "120")
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        self.assertEqual(step(r.report, "AcrossDevicesModel")["status"], "passed")
+        m = r.report["app"]["across_devices_model"]
+        self.assertEqual([s["ids"] for s in m["split"]], [2, 1, 1])  # 4 rows over 3 shards
+        self.assertEqual((m["ids"], m["gathered"], m["contract"], m["unit"]), (4, 4, "passed", "CPU shard"))
+
+    def test_a_model_shard_that_runs_out_of_memory_is_named(self):
+        r = self.run_kd("--device", "cpu", "--model", MODEL, "--input", SPEC, "--inject-fault", "cpu-shard-oom",
+                        "--timeout", "120")
+        self.assertVerdict(r, "OUT_OF_MEMORY", 9, "L4.across_devices")  # the embeddings' split comes first
+        self.assertEqual(step(r.report, "AcrossDevicesModel")["status"], "failed")
+        self.assertEqual(r.report["app"]["across_devices_model"]["contract"], "shard_failed")
+
+    def test_a_model_without_a_batch_to_split_says_why(self):
+        spec = os.path.join(self.dir, "one_row.json")
+        with open(spec, "w") as f:
+            json.dump({"inputs": [{"name": "x", "shape": [1, 8], "range": [0.5, 2.0]}], "outputs": {"count": 2}}, f)
+        r = self.run_kd("--device", "cpu", "--model", MODEL, "--input", spec, "--inject-fault", "cpu-shards",
+                        "--timeout", "120")
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        t = step(r.report, "AcrossDevicesModel")
+        self.assertEqual(t["status"], "skipped")
+        self.assertIn("a batch of 1 row: nothing to split", t["message"])
+        # Without --model the step says so, and on the CPU without the test-only shards it does not apply.
+        r = self.run_kd("--device", "cpu", "--layers", "app")
+        self.assertIn("no --model given", step(r.report, "AcrossDevicesModel")["message"])
+
     def test_the_faults_refuse_a_run_they_cannot_act_in(self):
         for args in (["--layers", "app", "--inject-fault", "cpu-shards"],  # not --device cpu
                      ["--device", "cpu", "--layers", "L3", "--inject-fault", "cpu-shard-oom"],  # no L4
@@ -75,6 +115,15 @@ class AcrossGpus(DiagnosticTest):
         self.assertVerdict(r, "GPU_CHECK_PASSED", 0)
         a = r.report["app"]["across_devices"]
         self.assertEqual((a["unit"], a["devices"], a["gathered"], a["contract"]), ("GPU", n, 8, "passed"))
+
+    @unittest.skipUnless(gpu_count() >= 2, f"needs 2 GPUs; {gpu_count()} visible")
+    def test_a_list_of_gpus_splits_the_model_over_them(self):
+        r = self.run_kd("--device-index", "1,0", "--model", MODEL, "--input", SPEC, "--timeout", "120")
+        self.assertVerdict(r, "GPU_CHECK_PASSED", 0)
+        m = r.report["app"]["across_devices_model"]
+        self.assertEqual([s["device"] for s in m["split"]], [1, 0])
+        self.assertEqual((m["unit"], m["gathered"], m["contract"]), ("GPU", 4, "passed"))
+        self.assertEqual(r.report["peer"]["devices"], [1, 0])
 
     @unittest.skipUnless(gpu_count() >= 2, f"needs 2 GPUs; {gpu_count()} visible")
     def test_a_gpu_that_runs_out_of_memory_on_its_shard_is_named(self):
