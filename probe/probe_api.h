@@ -256,7 +256,8 @@ typedef struct kd_collective_in {
   int world_size, rank;
   int on_gpu, index;        // the device of this rank's tensors
   double join_timeout_s;    // how long this rank waits for every other rank to join
-  double op_timeout_s;      // each collective operation's limit
+  double op_timeout_s;      // from the join's start, the time by which every later operation must have ended
+                            // (each waits at most what is left of it, so a rank always ends within --timeout)
   int wrong_contribution;   // test-only: this rank adds 1 to one element of its all-reduce contribution
 } kd_collective_in;
 

@@ -80,6 +80,7 @@ constexpr const char* kPrefix = "kernodeck/";
 
 struct Group {
   kd_collective_in in{};
+  Clock::time_point deadline;  // no operation waits past it (kd_collective_in.op_timeout_s)
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::Backend> backend;
   at::Device device = at::kCPU;
@@ -112,8 +113,11 @@ void list_missing(const char* what, int* count, int* missing) {
 
 at::TensorOptions options(at::ScalarType t) { return at::TensorOptions().dtype(t).device(group->device); }
 
+// What is left of the operations' time (kd_collective_in.op_timeout_s).
+double left() { return std::chrono::duration<double>(group->deadline - Clock::now()).count(); }
+
 void wait_for(const c10::intrusive_ptr<c10d::Work>& work) {
-  if (!work->wait(ms(group->in.op_timeout_s))) unreachable("did not finish within the limit");
+  if (!work->wait(ms(left()))) unreachable("did not finish within the limit");
 #ifdef KD_COLLECTIVE_NCCL
   if (group->device.is_cuda()) c10::cuda::device_synchronize();
 #endif
@@ -210,7 +214,7 @@ c10::intrusive_ptr<c10d::Backend> make_backend(const kd_collective_in& in, kd_co
   if (!in.on_gpu) {
     copy_to(out->backend, sizeof out->backend, "gloo");
     // create_default: the device for GLOO_SOCKET_IFNAME when set, else for this host's name.
-    auto opts = c10d::ProcessGroupGloo::Options::create_default(ms(in.op_timeout_s));
+    auto opts = c10d::ProcessGroupGloo::Options::create_default(ms(left()));
     return c10::make_intrusive<c10d::ProcessGroupGloo>(store, in.rank, in.world_size, opts);
   }
 #ifdef KD_COLLECTIVE_NCCL
@@ -219,7 +223,7 @@ c10::intrusive_ptr<c10d::Backend> make_backend(const kd_collective_in& in, kd_co
   setenv("TORCH_NCCL_ASYNC_ERROR_HANDLING", "0", 1);
   c10::cuda::set_device(static_cast<c10::DeviceIndex>(in.index));
   auto opts = c10d::ProcessGroupNCCL::Options::create();
-  opts->timeout = ms(in.op_timeout_s);
+  opts->timeout = ms(left());
   return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, in.rank, in.world_size, opts);
 #else
   throw Unsupported("not supported by this LibTorch on a GPU: the probe was built without LibTorch's NCCL process group");
@@ -233,9 +237,10 @@ kd_status collective_join(const kd_collective_in* in, kd_collective_join_out* ou
   if (group) return make_status(KD_ERR_RUNTIME, "the collective group was already joined");
   const auto t0 = Clock::now();
   kd_status s = collective_guarded([&] {
-    group = new Group{*in, {}, {}, in->on_gpu ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(in->index))
+    group = new Group{*in, {}, {}, {}, in->on_gpu ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(in->index))
                                                 : at::Device(at::kCPU)};
       const auto deadline = t0 + ms(in->join_timeout_s);
+      group->deadline = t0 + ms(in->op_timeout_s);
       c10d::TCPStoreOptions so;
       so.port = static_cast<uint16_t>(in->port);
       so.isServer = in->rank == 0;
@@ -255,7 +260,7 @@ kd_status collective_join(const kd_collective_in* in, kd_collective_join_out* ou
         unreachable(in->rank == 0 ? "rank 0 could not serve the rendezvous store: " + summary_line(e.what())
                                   : not_answered);
       }
-      group->store->setTimeout(ms(in->op_timeout_s));
+      group->store->setTimeout(ms(left()));
       wait_for_ranks(*in, t0, out);
       try {
         group->backend = make_backend(*in, out);
@@ -300,7 +305,7 @@ kd_status collective_broadcast(kd_collective_check_out* out) {
 kd_status collective_barrier(kd_collective_check_out* out) {
   return operation("barrier", out, [&] {
     c10d::BarrierOptions opts;
-    opts.timeout = ms(group->in.op_timeout_s);
+    opts.timeout = ms(left());
     if (group->device.is_cuda()) opts.device_ids = {static_cast<int64_t>(group->in.index)};
     wait_for(group->backend->barrier(opts));
   });
@@ -347,7 +352,7 @@ kd_status collective_end() {
   kd_status s = collective_guarded([&] {
     // Rank 0's store must outlive every other rank's last use of it.
     group->store->add(std::string(kPrefix) + "done", 1);
-    const auto deadline = Clock::now() + ms(std::min(group->in.op_timeout_s, 5.0));
+    const auto deadline = Clock::now() + ms(std::min(left(), 5.0));
     while (group->in.rank == 0 && group->store->add(std::string(kPrefix) + "done", 0) < group->in.world_size &&
            Clock::now() < deadline)
       std::this_thread::sleep_for(milliseconds(20));
