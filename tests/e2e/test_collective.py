@@ -25,11 +25,16 @@ def free_port():
 class WithoutGloo(DiagnosticTest):
     def test_l8_says_this_libtorch_cannot_and_never_passes(self):
         # Debian's 1.13 does not export ProcessGroupGloo::Options::create_default.
-        r = self.run_kd("--device", "cpu", "--layers", "L8")
+        r = self.run_kd("--device", "cpu", "--layers", "L1,L8")
+        self.assertVerdict(r, "SELECTED_TESTS_PASSED", 0)  # L1's pass; L8 checked nothing, and says why
         l8 = next(l for l in r.report["layers"] if l["id"] == "L8")
-        self.assertEqual(l8["tests"][0]["status"], "skipped")
+        self.assertEqual([t["status"] for t in l8["tests"]], ["skipped"] * 5)
         self.assertIn("without LibTorch's Gloo process group", l8["tests"][0]["message"])
-        self.assertNotEqual(l8["status"], "passed")
+        self.assertEqual(l8["status"], "skipped")
+        # L8 alone: every selected test skipped is a usage error, never a pass.
+        r = self.run_kd("--device", "cpu", "--layers", "L8", report=False)
+        self.assertEqual(r.rc, 2, r.stdout + r.stderr)
+        self.assertIn("every selected test was skipped", r.stdout + r.stderr)
 
 
 @needs_probe
