@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "contract/option_table.h"
 #include "range_svg.h"
 #include "report_file.h"
 
@@ -22,29 +23,6 @@ namespace {
 using nlohmann::json;
 
 std::string dump(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
-
-// The command as given, with every path replaced: the bundle travels, machine paths do not.
-json redacted_command(const Options& o) {
-  json a = json::array({"kernodeck-diagnostic", "--device", o.device});
-  if (!o.cpu_mode())
-    a.insert(a.end(), {"--device-index", !o.device_list.empty() ? fmt::format("{}", fmt::join(o.device_list, ","))
-                                         : o.all_devices       ? std::string("all")
-                                                               : std::to_string(o.device_index)});
-  a.insert(a.end(), {"--timeout", fmt::format("{}", o.timeout_s)});
-  if (!o.layers.empty()) a.insert(a.end(), {"--layers", fmt::format("{}", fmt::join(o.layers, ","))});
-  if (o.model) a.insert(a.end(), {"--model", "<file>", "--input", "<file>"});
-  for (size_t i = 0; i < o.extensions.size(); ++i) a.insert(a.end(), {"--extension", "<file>"});
-  for (const auto& r : range_arguments(o)) a.push_back(r);
-  for (const auto& c : collective_arguments(o)) a.push_back(c.rfind("--rendezvous=", 0) == 0 ? "--rendezvous=<host:port>" : c);
-  if (o.python) a.insert(a.end(), {"--python", "<interpreter>"});
-  if (o.memory_fraction) a.insert(a.end(), {"--memory-fraction", fmt::format("{}", *o.memory_fraction)});
-  if (o.host_check) a.push_back("--host-check");
-  if (o.output) a.insert(a.end(), {"--output", "<file>"});
-  a.insert(a.end(), {"--bundle", "<folder>"});
-  for (const auto& g : o.gtest_args) a.push_back(g.rfind("--gtest_output", 0) == 0 ? "--gtest_output=<file>" : g);
-  if (!o.fault.empty()) a.insert(a.end(), {"--inject-fault", o.fault});
-  return a;
-}
 
 json last_successful_step(const json& report) {
   json last;
@@ -72,7 +50,8 @@ std::map<std::string, std::string> bundle_files(const json& report, const Option
     for (const char* w : {"embeddings", "training"})
       if (app.contains(w)) input["built_in"][w] = app[w].value("input", "");
   std::map<std::string, std::string> files = {
-      {"command.json", dump({{"arguments", redacted_command(o)}})},
+      // The command as given, with every path replaced: the bundle travels, machine paths do not.
+      {"command.json", dump({{"arguments", command_arguments(o)}})},
       {"versions.json", dump({{"runtime", report.value("runtime", json())}, {"pytorch", report.value("pytorch", json())},
                               {"schema_version", report.value("schema_version", "")}})},
       {"parameters.json", dump(report.value("requested", json()))},

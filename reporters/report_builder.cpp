@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "contract/option_table.h"
 #include "redact.h"
 
 #ifndef KD_VERSION
@@ -21,40 +22,14 @@ namespace {
 using nlohmann::json;
 
 json skeleton(const RunRecord& run) {
-  const Options& o = run.options;
+  json requested = requested_options(run.options);
+  requested["gtest_environment_ignored"] = run.gtest_environment;
   return {
       {"schema_version", kSchemaVersion},
       {"run_id", run.run_id},
       {"started_at", run.started_at},
       {"duration_ms", run.duration_ms},
-      {"requested",
-       {{"device", o.device},
-        {"device_index", o.cpu_mode() || o.all_devices ? json() : json(o.device_index)},
-        {"all_devices", o.all_devices},
-        {"device_list", o.device_list.empty() ? json() : json(o.device_list)},
-        {"timeout_s", o.timeout_s},
-        {"report_file", o.output.has_value()},
-        {"summary_file", o.summary_md.has_value()},
-        {"layers", o.layers.empty() ? json() : json(o.layers)},
-        {"gtest_filter", o.gtest_value("filter").empty() ? json() : json(o.gtest_value("filter"))},
-        {"in_process", o.in_process},
-        {"host_check", o.host_check},
-        {"python", o.python.has_value()},
-        {"model", o.model.has_value()},
-        {"extensions", o.extensions.size()},
-        {"bundle", o.bundle.has_value()},
-        {"min_bandwidth_fraction", o.min_bandwidth_fraction},
-        {"min_matmul_fraction", o.min_matmul_fraction},
-        {"memory_fraction", o.memory_fraction ? json(*o.memory_fraction) : json()},
-        {"range_axis", o.range_axis},
-        {"range_budget_s", o.range_budget_s},
-        {"range_memory_fraction", o.range_memory_fraction},
-        {"rendezvous", o.rendezvous.has_value()},  // never the address
-        {"world_size", o.world_size ? json(*o.world_size) : json()},
-        {"rank", o.rank ? json(*o.rank) : json()},
-        {"min_bus_bandwidth", o.min_bus_bandwidth},
-        {"fault_injection", o.fault.empty() ? json() : json(o.fault)},
-        {"gtest_environment_ignored", run.gtest_environment}}},
+      {"requested", requested},
       {"runtime",
        {{"os_family", nullptr}, {"os_name", nullptr}, {"arch", nullptr}, {"libc", nullptr}, {"compiler", nullptr},
         {"suite_version", KD_VERSION}}},  // the supervisor's own: known even when L1 did not run

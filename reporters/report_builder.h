@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runner/cli.h"
+#include "contract/options.h"
 #include "verdict/codes.h"
 
 namespace kd {

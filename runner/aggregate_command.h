@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "reporters/aggregate.h"
-#include "runner/cli.h"
+#include "contract/options.h"
 
 namespace kd {
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runner/cli.h"
+#include "contract/options.h"
 
 namespace kd {
 

@@ -74,7 +74,8 @@ std::optional<std::string> not_a_job_folder(const std::string& dir) {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name != "checkpoint.json" && name != "checkpoint.json.tmp" && name != "records.jsonl" && name != "job.log")
+    const bool plan = name.rfind("plan-", 0) == 0 && name.size() > 10 && name.substr(name.size() - 5) == ".json";
+    if (!plan && name != "checkpoint.json" && name != "checkpoint.json.tmp" && name != "records.jsonl" && name != "job.log")
       return "it holds other files";
   }
   if (ec) return "cannot be listed";
@@ -85,7 +86,7 @@ std::optional<std::string> not_a_job_folder(const std::string& dir) {
 
 int run_batch_job(const Options& options) {
   if (auto why = not_a_job_folder(*options.batch_job))
-    return fail("--kd-batch-job is internal (L4's stop/resume step starts it): the folder is " + *why, 2);
+    return fail("the batch job is internal (L4's stop/resume step starts it): the folder is " + *why, 2);
   struct sigaction sa {};
   sa.sa_handler = request_stop;
   sa.sa_flags = SA_RESTART;

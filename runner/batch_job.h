@@ -1,11 +1,11 @@
 // L4's stop-and-resume subject: a small batch job, an internal mode of this executable
-// (--kd-batch-job DIR). It embeds ids 0..63 in batches of 8 through the probe on the target
+// (its run plan names DIR). It embeds ids 0..63 in batches of 8 through the probe on the target
 // device, appends one checksummed record per id to DIR/records.jsonl and commits each batch
 // with DIR/checkpoint.json (written aside, fsynced, renamed). On start it resumes from the
 // checkpoint and cuts the file back to it, which drops uncommitted and torn records.
 // SIGTERM: the batch in progress is finished and committed, then it exits with kStopped.
 #pragma once
-#include "runner/cli.h"
+#include "contract/options.h"
 
 namespace kd {
 

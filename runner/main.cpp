@@ -1,18 +1,18 @@
 // kernodeck-diagnostic: one entry point for users, ctest and --gtest_filter alike.
-// Without --kd-worker-fd this process supervises; with it, it is the worker; with --kd-batch-job,
-// L4's batch job; with --kd-shard-job, one shard of L4 across devices; with --kd-nvml-facts, the
-// NVML child; `aggregate` reads many machines' reports.
+// Without --kd-plan this process supervises. With it, the run plan's file says what this process is:
+// the worker (its event fd), L4's batch job, one shard of L4 across devices, L5's range job, or the CPU
+// re-run of a model; with --kd-nvml-facts, the NVML child; `aggregate` reads many machines' reports.
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "contract/run_plan.h"
 #include "fixtures/layer_test.h"
 #include "runner/aggregate_command.h"
 #include "runner/batch_job.h"
 #include "runner/model_rerun.h"
 #include "runner/range_job.h"
 #include "runner/shard_job.h"
-#include "runner/cli.h"
 #include "runner/nvml_facts.h"
 #include "runner/supervisor.h"
 #include "runner/version.h"
@@ -32,7 +32,16 @@ int main(int argc, char** argv) {
                  err->message.c_str());
     return kd::exit_code(kd::Code::UsageError);
   }
-  const kd::Options& options = std::get<kd::Options>(parsed);
+  kd::Options options = std::get<kd::Options>(parsed);
+  if (options.plan) {  // started by this tool: the plan replaces the command line
+    auto planned = kd::read_plan(*options.plan);
+    if (const auto* why = std::get_if<std::string>(&planned)) {
+      std::fprintf(stderr, "kernodeck-diagnostic: usage error: --kd-plan is internal (this tool starts its own "
+                   "processes with it): %s\n", why->c_str());
+      return kd::exit_code(kd::Code::UsageError);
+    }
+    options = std::get<kd::Options>(std::move(planned));
+  }
   if (options.version) {
     std::fputs(kd::version_text().c_str(), stdout);
     return 0;

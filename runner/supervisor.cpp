@@ -25,7 +25,8 @@
 #include <fmt/format.h>
 
 #include "all_devices.h"
-#include "event_channel.h"
+#include "contract/events.h"
+#include "contract/run_plan.h"
 #include "host_check.h"
 #include "run_scratch.h"
 #include "subprocess.h"
@@ -113,15 +114,24 @@ void kill_worker(pid_t pid) {
 }
 
 // Runs the worker as a child process; fills events and how it ended. live (may be null) sees each event as it comes.
-void run_child(const Options& o, const std::string& exe, RunRecord* run, LiveLayers* live) {
+// The worker reads its options from the run plan at plan_path (contract/run_plan.h), written here.
+void run_child(const Options& o, const std::string& exe, const std::string& plan_path, RunRecord* run, LiveLayers* live) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     run->worker.exited = true;
     run->worker.exit_status = 127;
     return;
   }
-  std::vector<std::string> args = worker_arguments(o, fds[1]);
-  args.insert(args.begin(), exe);
+  Options plan = o;
+  plan.worker_fd = fds[1];
+  if (write_plan(plan, plan_path)) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    run->worker.exited = true;
+    run->worker.exit_status = 127;
+    return;
+  }
+  std::vector<std::string> args = {exe, "--kd-plan=" + plan_path};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -365,6 +375,7 @@ int supervise(const Options& o, const std::string& exe) {
     std::fflush(human);
   }
   bool worker_left_running = false;  // --in-process, interrupted: its thread is still in a test
+  int plans = 0;                     // one run plan per worker
   // One worker and its report. --device-index all calls it once per GPU (runner/all_devices.h).
   auto run_one = [&](const Options& options) {
     RunRecord run = base;
@@ -376,7 +387,7 @@ int supervise(const Options& o, const std::string& exe) {
     if (options.in_process) {
       worker_left_running = !run_in_process(worker_options, exe, &run);
     } else {
-      run_child(worker_options, exe, &run, live.get());
+      run_child(worker_options, exe, fmt::format("{}/plan-{}.json", scratch.path(), ++plans), &run, live.get());
     }
     if (host.valid()) base.host = host.get();  // at most 3 s from its start, which overlapped the first worker
     run.host = base.host;

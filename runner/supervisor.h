@@ -4,7 +4,7 @@
 #pragma once
 #include <string>
 
-#include "runner/cli.h"
+#include "contract/options.h"
 
 namespace kd {
 

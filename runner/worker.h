@@ -1,8 +1,8 @@
 // The worker: runs the layer suites under GoogleTest with the verdict listener and
 // sends events to the supervisor. It is the only process that loads LibTorch.
 #pragma once
-#include "event_channel.h"
-#include "runner/cli.h"
+#include "contract/events.h"
+#include "contract/options.h"
 
 namespace kd {
 

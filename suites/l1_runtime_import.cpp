@@ -8,7 +8,7 @@
 
 #include "fixtures/layer_test.h"
 #include "fixtures/probe_loader.h"
-#include "runner/event_channel.h"
+#include "contract/events.h"
 #include "runner/subprocess.h"
 
 #ifndef KD_VERSION

@@ -5,7 +5,7 @@
 #include "fixtures/layer_test.h"
 #include "fixtures/target_gpu.h"
 #include "probe/build_settings.h"
-#include "runner/event_channel.h"
+#include "contract/events.h"
 #include "verdict/gpu_health.h"
 
 namespace kd {

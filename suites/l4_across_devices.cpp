@@ -78,23 +78,27 @@ std::optional<Outcome> split_devices(WorkerContext& ctx, std::vector<int>* devic
   return std::nullopt;
 }
 
-// Every shard at once, as the ranks of a data-parallel job start together (this executable, --kd-shard-job
-// with the shard's ids and `extra`), then gathered and checked against `single`, this worker's whole run.
+// Every shard at once, as the ranks of a data-parallel job start together (this executable, its plan a shard:
+// its ids, and with_model the user's model), then gathered and checked against `single`, this worker's whole run.
 Outcome split_and_check(WorkerContext& ctx, const std::vector<int>& devices, const std::string& unit, bool cpu_shards,
                         const std::vector<int64_t>& ids, const std::vector<std::vector<double>>& single,
-                        const std::vector<std::string>& extra, const std::string& fact) {
+                        bool with_model, const std::string& fact) {
   const std::vector<shard::Shard> shards = shard::split(ids, devices);
   ScratchFolder folder("kd-shards");
   if (folder.path.empty()) return Outcome::fail(Code::RuntimeError, "cannot create a scratch folder for the shards' output");
   std::vector<pid_t> pids;
   for (const shard::Shard& sh : shards) {
-    std::vector<std::string> args = {"--kd-shard-job", fmt::format("{}", fmt::join(sh.ids, ",")),
-                                     "--device", ctx.options.device, "--device-index",
-                                     std::to_string(cpu_shards ? 0 : sh.device)};
-    args.insert(args.end(), extra.begin(), extra.end());
-    if (sh.device == devices[1] && (ctx.fault("cpu-shard-oom") || ctx.fault("shard-oom")))
-      args.insert(args.end(), {"--inject-fault", "oom"});
-    pids.push_back(start_self(ctx, args, fmt::format("{}/shard-{}.log", folder.path, sh.device)));
+    Options plan;
+    plan.shard_job = fmt::format("{}", fmt::join(sh.ids, ","));
+    plan.device = ctx.options.device;
+    plan.device_index = cpu_shards ? 0 : sh.device;
+    if (with_model) {
+      plan.model = ctx.options.model;
+      plan.input = ctx.options.input;
+      plan.extensions = ctx.options.extensions;
+    }
+    if (sh.device == devices[1] && (ctx.fault("cpu-shard-oom") || ctx.fault("shard-oom"))) plan.fault = "oom";
+    pids.push_back(start_job(ctx, plan, folder.path, fmt::format("{}/shard-{}.log", folder.path, sh.device)));
   }
   std::vector<shard::ShardOutput> outputs;
   std::vector<int> out_of_memory;  // the shards that ran out
@@ -141,7 +145,7 @@ KD_STEP(4, L4_App, AcrossDevices, "L4.across_devices", "L4.embeddings") {
     for (size_t i = 0; i < ids.size(); ++i)
       if (ids[i] == whole->ids[r])
         single[i].assign(whole->device + r * whole->dim, whole->device + (r + 1) * whole->dim);
-  return split_and_check(ctx, devices, unit, cpu_shards, ids, single, {}, "/app/across_devices");
+  return split_and_check(ctx, devices, unit, cpu_shards, ids, single, false, "/app/across_devices");
 }
 
 // The user's --model split the same way, by rows of its batch: each shard the very rows of the whole input
@@ -172,9 +176,7 @@ KD_STEP(4, L4_App, AcrossDevicesModel, "L4.across_devices_model", "L4.model_run"
   if (const auto* why = std::get_if<std::string>(&single)) return Outcome::not_applicable("the model's split by rows: " + *why);
   std::vector<int64_t> rows;
   for (int64_t r = 0; r < std::get<int64_t>(batch); ++r) rows.push_back(r);
-  std::vector<std::string> extra = {"--model=" + *ctx.options.model, "--input=" + *ctx.options.input};
-  for (const auto& e : ctx.options.extensions) extra.push_back("--extension=" + e);
-  return split_and_check(ctx, devices, unit, cpu_shards, rows, std::get<std::vector<std::vector<double>>>(single), extra,
+  return split_and_check(ctx, devices, unit, cpu_shards, rows, std::get<std::vector<std::vector<double>>>(single), true,
                          "/app/across_devices_model");
 }
 

@@ -14,7 +14,7 @@
 #include "fixtures/layer_test.h"
 #include "fixtures/model_format.h"
 #include "fixtures/scratch_folder.h"
-#include "runner/event_channel.h"
+#include "contract/events.h"
 #include "suites/embeddings_input.h"
 #include "suites/l4_extensions.h"
 
@@ -124,14 +124,18 @@ std::optional<app::Violation> signature_problem(const WorkerContext& ctx, const 
 bool device_side_assert(const std::string& message) { return message.find("device-side assert triggered") != std::string::npos; }
 
 // A device-side assert leaves this process's CUDA context unusable: the same model and input run on the CPU
-// in a fresh process (this executable, --kd-cpu-rerun), whose error names what went wrong and where.
+// in a fresh process (this executable, its plan a CPU re-run), whose error names what went wrong and where.
 Outcome explain_device_assert(const WorkerContext& ctx, const std::string& gpu_error) {
   std::string cpu = "could not be run", cpu_error;
   ScratchFolder folder("kd-rerun");
   if (!folder.path.empty()) {
     const std::string log = folder.path + "/rerun.log";
-    const pid_t pid = start_self(ctx, {"--kd-cpu-rerun", "--device", "cpu", "--model", *ctx.options.model, "--input",
-                                       *ctx.options.input}, log);
+    Options plan;
+    plan.cpu_rerun = true;
+    plan.device = "cpu";
+    plan.model = ctx.options.model;
+    plan.input = ctx.options.input;
+    const pid_t pid = start_job(ctx, plan, folder.path, log);
     const int status = pid < 0 ? -1 : wait_exit(pid);
     const std::string said = pid < 0 ? "" : last_line(log);
     if (said == "ok") cpu = "ran without error";

@@ -51,8 +51,11 @@ struct Job {
 
 // This executable as the batch job.
 pid_t start(const WorkerContext& ctx, const Job& job) {
-  return start_self(ctx, {"--kd-batch-job", job.dir, "--device", ctx.options.device, "--device-index",
-                          std::to_string(ctx.device_index())}, job.dir + "/job.log");
+  Options plan;
+  plan.batch_job = job.dir;
+  plan.device = ctx.options.device;
+  plan.device_index = ctx.device_index();
+  return start_job(ctx, plan, job.dir, job.dir + "/job.log");
 }
 
 // Past `after` batches and in the middle of the next one: some of its records on disk, not yet committed.

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "fixtures/layer_test.h"
-#include "runner/event_channel.h"
+#include "contract/events.h"
 #include "suites/embeddings_input.h"
 #include "verdict/memory_checks.h"
 

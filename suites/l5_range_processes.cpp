@@ -79,9 +79,11 @@ range::Point ProcessesAxis::run(int64_t n, double seconds_left) {
   const double share = gpu_ ? ctx_.options.range_memory_fraction / static_cast<double>(n) : 1.0;
   std::vector<pid_t> pids;
   for (int64_t i = 0; i < n; ++i) {
-    const pid_t pid = start_self(ctx_, {"--kd-range-job", fmt::format("{:.9f}", share), "--device", ctx_.options.device,
-                                        "--device-index", std::to_string(ctx_.device_index())},
-                                 fmt::format("{}/process-{}-{}.log", folder_, n, i));
+    Options plan;
+    plan.range_job_share = share;
+    plan.device = ctx_.options.device;
+    plan.device_index = ctx_.device_index();
+    const pid_t pid = start_job(ctx_, plan, folder_, fmt::format("{}/process-{}-{}.log", folder_, n, i));
     pids.push_back(pid);
     if (pid < 0) break;
   }

@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "fixtures/layer_test.h"
-#include "runner/event_channel.h"
+#include "contract/events.h"
 #include "verdict/performance.h"
 
 namespace kd {

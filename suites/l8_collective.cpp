@@ -14,8 +14,8 @@
 #include <fmt/format.h>
 
 #include "fixtures/layer_test.h"
-#include "runner/event_channel.h"
-#include "runner/rendezvous.h"
+#include "contract/events.h"
+#include "fixtures/rendezvous.h"
 
 namespace kd {
 namespace {

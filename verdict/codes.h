@@ -34,6 +34,7 @@ struct CodeInfo {
   Code code;
   std::string_view name;         // stable, e.g. "GPU_UNAVAILABLE"
   int exit_code;                 // the process exit code and the report's exit_code
+  std::string_view exit_phrase;  // what --help says after the exit code: "usage error"
   std::string_view meaning;      // one line
   std::string_view next_action;  // what the user does next
 };

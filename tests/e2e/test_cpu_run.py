@@ -21,7 +21,8 @@ class CpuRun(DiagnosticTest):
             "python": False, "model": False, "bundle": False, "extensions": 0,
             "min_bandwidth_fraction": 0.6, "min_matmul_fraction": 0.5, "memory_fraction": None,
             "range_axis": "batch", "range_budget_s": 20.0, "range_memory_fraction": 0.9,
-            "device_list": None, "rendezvous": False, "world_size": None, "rank": None, "min_bus_bandwidth": 0.0})
+            "device_list": None, "rendezvous": False, "world_size": None, "rank": None, "min_bus_bandwidth": 0.0,
+            "full": False, "input": False, "verbose": False, "quiet": False, "color": "auto", "gtest_flags": []})
         self.assertEqual(rep["execution"], {"device": "cpu", "product_verified": True,
                                             "gradient_verified": True, "loss": 196.0, "arch_supported": None})
         pt = rep["pytorch"]

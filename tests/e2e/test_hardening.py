@@ -202,10 +202,24 @@ class CommandLineGaps(DiagnosticTest):
     def test_the_batch_job_mode_cannot_be_started_into_any_folder(self):
         target = os.path.join(self.dir, "victim")
         os.mkdir(target)
-        proc = subprocess.run([BIN, "--kd-batch-job", target, "--device", "cpu"], capture_output=True, text=True, timeout=60)
+        # A run plan made by hand, as this tool writes one for L4's stop/resume batch job.
+        plan = {"plan_version": 1, "options": {"batch_job": target, "device": "cpu"}}
+        plan_file = os.path.join(self.dir, "plan.json")
+        with open(plan_file, "w") as f:
+            json.dump(plan, f)
+        proc = subprocess.run([BIN, "--kd-plan", plan_file], capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 2, proc.stderr)
-        self.assertIn("--kd-batch-job is internal", proc.stderr)
+        self.assertIn("the batch job is internal", proc.stderr)
         self.assertEqual(os.listdir(target), [])
+
+    def test_a_plan_that_is_not_one_is_a_usage_error(self):
+        bad = os.path.join(self.dir, "plan.json")
+        with open(bad, "w") as f:
+            f.write('{"plan_version": 1, "options": {"device": 3}}')
+        proc = subprocess.run([BIN, "--kd-plan", bad], capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("--kd-plan is internal", proc.stderr)
+        self.assertIn("the plan's field 'device' has the wrong type", proc.stderr)
 
 
 @needs_probe

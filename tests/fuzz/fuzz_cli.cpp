@@ -1,6 +1,6 @@
 // Fuzzes parse_command_line with arbitrary arguments (the input split at NUL bytes). Beyond
 // "no crash, no sanitizer report": every accepted command line lies in the documented ranges,
-// every refusal says why, and the worker re-parses what the supervisor hands it into the same
+// every refusal says why, and the run plan the supervisor hands the worker reads back as the same
 // options (a mismatch would make the worker check something other than what was asked).
 #include <cstdint>
 #include <cstdio>
@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "runner/cli.h"
+#include "contract/options.h"
+#include "contract/run_plan.h"
 
 namespace {
 
@@ -39,12 +40,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check(o->timeout_s >= 5 && o->timeout_s <= 120);
   check(!o->output || !o->output->empty());
   for (const auto& l : o->layers) check(std::find(kLayers.begin(), kLayers.end(), l) != kLayers.end());
-  if (o->worker_fd >= 0) return 0;  // already the worker: main() never launches another from it
+  if (o->plan) return 0;  // started on a plan: main() reads the options from it
 
-  const kd::ParseResult again = kd::parse_command_line(kd::worker_arguments(*o, 3), kLayers);
+  kd::Options sent = *o;
+  sent.worker_fd = 3;
+  const auto again = kd::options_from_plan(kd::plan_document(sent));
   const auto* w = std::get_if<kd::Options>(&again);
   check(w != nullptr);
-  check(!w->all_devices);  // the supervisor hands each worker one GPU
+  check(w->all_devices == o->all_devices && w->device_list == o->device_list);
   check(w->worker_fd == 3 && w->device == o->device && w->device_index == o->device_index);
   check(w->layers == o->layers && w->fault == o->fault && w->gtest_args == o->gtest_args);
   check(w->memory_fraction == o->memory_fraction);

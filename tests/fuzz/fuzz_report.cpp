@@ -20,7 +20,7 @@
 #include "reporters/report_builder.h"
 #include "reporters/report_file.h"
 #include "reporters/terminal_reporter.h"
-#include "runner/event_channel.h"
+#include "contract/events.h"
 
 namespace {
 

@@ -1,6 +1,7 @@
 // The command line as a user types it: defaults, both spellings of a value, and a
 // usage error that names the offending option for every bad value.
-#include "runner/cli.h"
+#include "contract/options.h"
+#include "contract/run_plan.h"
 
 #include <algorithm>
 
@@ -22,6 +23,16 @@ Options parse_ok(const std::vector<std::string>& args, const std::vector<std::st
   if (std::holds_alternative<HelpRequested>(r)) ADD_FAILURE() << shown(args) << ": help requested";
   const auto* o = std::get_if<Options>(&r);
   return o ? *o : Options{};
+}
+
+// What a worker started on o's run plan reads (the supervisor's own fields stay behind).
+Options through_plan(const Options& o, int event_fd) {
+  Options sent = o;
+  sent.worker_fd = event_fd;
+  auto back = options_from_plan(plan_document(sent));
+  if (const auto* why = std::get_if<std::string>(&back)) ADD_FAILURE() << "the plan does not read back: " << *why;
+  const auto* w = std::get_if<Options>(&back);
+  return w ? *w : Options{};
 }
 
 std::string usage_error(const std::vector<std::string>& args, const std::vector<std::string>& layers = kLayers) {
@@ -256,8 +267,8 @@ TEST(Cli, VerboseQuietColourVersionAndTheReportOnStdout) {
   EXPECT_EQ(usage_error({"--summary-md", "-"}), "--summary-md needs a file name: '-' (stdout) is --output's");
   EXPECT_EQ(usage_error({"-x"}), "unknown argument '-x'");  // main() adds the pointer to --help, once
   // The worker keeps GoogleTest's printer only when asked; it never needs --quiet or --color (the supervisor prints).
-  EXPECT_TRUE(parse_ok(worker_arguments(parse_ok({"-v"}), 7)).verbose);
-  EXPECT_FALSE(parse_ok(worker_arguments(parse_ok({"-q"}), 7)).verbose);
+  EXPECT_TRUE(through_plan(parse_ok({"-v"}), 7).verbose);
+  EXPECT_FALSE(through_plan(parse_ok({"-q"}), 7).verbose);
 }
 
 TEST(Cli, HelpWinsWhereverItStands) {
@@ -279,7 +290,7 @@ TEST(Cli, UsageTextListsEveryOptionAndExitCode) {
 }
 
 void expect_worker_sees_the_same(const Options& user) {
-  const Options worker = parse_ok(worker_arguments(user, 7));
+  const Options worker = through_plan(user, 7);
   EXPECT_EQ(worker.worker_fd, 7);
   EXPECT_EQ(worker.device, user.device);
   EXPECT_EQ(worker.device_index, user.device_index);
@@ -322,8 +333,8 @@ TEST(Cli, ModelImpliesTheAppLayersAndBundleStaysWithTheSupervisor) {
   EXPECT_EQ(o.bundle, "out");
   EXPECT_EQ(o.layers, (std::vector<std::string>{"L1", "L2", "L3", "L4"}));
   EXPECT_EQ(parse_ok({"--model", "m.pt", "--input", "s.json", "--layers", "L4"}).layers, (std::vector<std::string>{"L4"}));
-  const std::vector<std::string> w = worker_arguments(o, 3);
-  EXPECT_EQ(std::find(w.begin(), w.end(), "--bundle"), w.end());
+  EXPECT_FALSE(through_plan(o, 3).bundle.has_value());  // the supervisor writes the bundle
+  expect_worker_sees_the_same(o);
 }
 
 TEST(Cli, ExtensionsRepeatInOrderAndImplyTheAppLayers) {
@@ -338,18 +349,18 @@ TEST(Cli, TheRunIdReachesTheWorkerAndIsHexOnly) {
   Options o = parse_ok({});
   o.run_id = "0123456789abcdef";
   expect_worker_sees_the_same(o);
-  EXPECT_TRUE(std::holds_alternative<UsageError>(parse_command_line({"--kd-run-id", "../x"}, {"L1"})));
+  EXPECT_EQ(usage_error({"--kd-run-id", "0123456789abcdef"}), "unknown argument '--kd-run-id'");  // a plan field only
 }
 
-TEST(Cli, TheBatchJobFolderIsAbsoluteAndNeverReachesTheWorker) {
-  const Options o = parse_ok({"--kd-batch-job", "/tmp/kd-resume-x", "--device", "cpu"});
-  EXPECT_EQ(o.batch_job, "/tmp/kd-resume-x");
-  const auto w = worker_arguments(o, 3);
-  EXPECT_EQ(std::find(w.begin(), w.end(), "--kd-batch-job"), w.end());  // the worker is never a batch job
-  EXPECT_TRUE(std::holds_alternative<UsageError>(parse_command_line({"--kd-batch-job", "rel/dir"}, {"L1"})));
+TEST(Cli, APlanComesAloneAsAnAbsolutePath) {
+  EXPECT_EQ(parse_ok({"--kd-plan=/tmp/kd-run-1-x/plan-1.json"}).plan, "/tmp/kd-run-1-x/plan-1.json");
+  EXPECT_NE(usage_error({"--kd-plan", "rel/plan.json"}).find("internal"), std::string::npos);
+  EXPECT_EQ(usage_error({"--kd-plan=/p.json", "--device", "cpu"}), "--kd-plan is internal: it comes alone");
+  for (const char* gone : {"--kd-batch-job", "--kd-worker-fd", "--kd-range-job", "--kd-shard-job", "--kd-devices", "--kd-full"})
+    EXPECT_EQ(usage_error({gone, "1"}), fmt::format("unknown argument '{}'", gone));  // plan fields, never typed
 }
 
-TEST(Cli, WorkerArgumentsRoundTripToTheSameOptions) {
+TEST(Cli, TheRunPlanCarriesTheSameOptions) {
   expect_worker_sees_the_same(parse_ok({}));
   expect_worker_sees_the_same(parse_ok({"--device=cpu", "--layers", "L3,L1",
                                         "--inject-fault", "wrong-product", "--gtest_fail_fast", "--gtest_print_time=0"}));
@@ -377,7 +388,7 @@ TEST(Cli, CollectiveOptionsGoTogetherAndReachTheWorker) {
   EXPECT_EQ(o.world_size, 4);
   EXPECT_EQ(o.rank, 3);
   EXPECT_EQ(o.min_bus_bandwidth, 12.5);
-  const Options w = parse_l8(worker_arguments(o, 7));
+  const Options w = through_plan(o, 7);
   EXPECT_EQ(w.rendezvous, o.rendezvous);
   EXPECT_EQ(w.world_size, 4);
   EXPECT_EQ(w.rank, 3);
@@ -412,7 +423,7 @@ TEST(Cli, ADeviceIndexListChecksThoseGpusOnly) {
   each.all_devices = false;
   each.device_index = 3;
   each.device_index_given = true;
-  const Options w = parse_ok(worker_arguments(each, 7));
+  const Options w = through_plan(each, 7);
   EXPECT_FALSE(w.all_devices);
   EXPECT_EQ(w.device_index, 3);
   EXPECT_EQ(w.device_list, (std::vector<int>{2, 0, 3}));
@@ -421,12 +432,12 @@ TEST(Cli, ADeviceIndexListChecksThoseGpusOnly) {
 TEST(Cli, FullRunsL8OnlyAsARankAndTheWorkerKnows) {
   const Options full = parse_l8({"--full"});
   EXPECT_TRUE(full.full);
-  EXPECT_TRUE(parse_l8(worker_arguments(full, 7)).full);
+  EXPECT_TRUE(through_plan(full, 7).full);
   EXPECT_FALSE(parse_l8({"--layers", "L8"}).full);
-  EXPECT_FALSE(parse_l8(worker_arguments(parse_l8({"--layers", "L8"}), 7)).full);
+  EXPECT_FALSE(through_plan(parse_l8({"--layers", "L8"}), 7).full);
   // The GPU of an L8 rank is its local rank unless --device-index is given: the worker must know which.
-  EXPECT_FALSE(parse_l8(worker_arguments(parse_l8({"--layers", "L8"}), 7)).device_index_given);
-  EXPECT_TRUE(parse_l8(worker_arguments(parse_l8({"--layers", "L8", "--device-index", "0"}), 7)).device_index_given);
+  EXPECT_FALSE(through_plan(parse_l8({"--layers", "L8"}), 7).device_index_given);
+  EXPECT_TRUE(through_plan(parse_l8({"--layers", "L8", "--device-index", "0"}), 7).device_index_given);
 }
 
 TEST(Cli, MemoryFractionIsOptionalAndTakesTinyDecimals) {
@@ -444,11 +455,10 @@ TEST(Cli, DeviceIndexAllChecksEveryGpuAndTheWorkerGetsOneIndex) {
   }
   EXPECT_FALSE(parse_ok({"--device-index", "3"}).all_devices);
   Options o = parse_ok({"--device-index", "all", "--layers", "L2,L3"});
-  o.device_index = 1;  // the supervisor picks each GPU in turn; "all" never reaches a worker
-  const std::vector<std::string> w = worker_arguments(o, 3);
-  EXPECT_EQ(std::find(w.begin(), w.end(), "all"), w.end());
+  o.all_devices = false;  // the supervisor picks each GPU in turn (runner/all_devices.cpp)
+  o.device_index = 1;
   expect_worker_sees_the_same(o);
-  EXPECT_FALSE(parse_ok(w).all_devices);
+  EXPECT_FALSE(through_plan(o, 3).all_devices);
 }
 
 TEST(Cli, DeviceIndexAllRefusesWhatCannotBeDoneOncePerGpu) {
@@ -477,8 +487,6 @@ TEST(Cli, RangeOptionsAreCheckedAndTheBudgetMustFitTheTimeout) {
   EXPECT_NE(error({"--range-axis", "width"}).find("'batch', 'length', 'concurrency' or 'processes'"), std::string::npos);
   EXPECT_EQ(ok({"--range-axis", "concurrency"}).range_axis, "concurrency");
   EXPECT_EQ(ok({"--range-axis", "processes"}).range_axis, "processes");
-  EXPECT_NE(error({"--kd-range-job", "0"}).find("internal"), std::string::npos);  // a share in (0, 1] only
-  EXPECT_NE(error({"--kd-range-job", "2"}).find("internal"), std::string::npos);
   EXPECT_NE(error({"--range-budget", "0.5"}).find("from 1 to 110"), std::string::npos);
   EXPECT_NE(error({"--range-budget", "1e1"}).find("--range-budget"), std::string::npos);
   EXPECT_NE(error({"--range-memory-fraction", "0"}).find("above 0"), std::string::npos);

@@ -1,6 +1,6 @@
 // Worker -> supervisor events: a byte stream cut anywhere still gives whole events, and
 // a damaged line is counted (the report warns about it) rather than fatal.
-#include "runner/event_channel.h"
+#include "contract/events.h"
 
 #include <unistd.h>
 

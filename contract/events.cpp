@@ -1,4 +1,4 @@
-#include "event_channel.h"
+#include "events.h"
 
 #include <time.h>
 #include <unistd.h>

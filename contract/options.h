@@ -1,5 +1,8 @@
-// The command line of kernodeck-diagnostic (docs/contract.md "Command line"). Pure: parsing
-// never touches the machine, so every rule is unit-tested.
+// What a run was asked to do: the options of kernodeck-diagnostic (docs/command-line.md), and the
+// fields of the run plan that the supervisor adds for a worker or a batch job (contract/run_plan.h).
+// Each option is one row of contract/option_table.cpp, which parses it, shows it in --help, records it in
+// the report's "requested" and the bundle's command.json, and carries it to the worker. Pure: parsing never
+// touches the machine, so every rule is unit-tested.
 #pragma once
 #include <optional>
 #include <string>
@@ -8,6 +11,7 @@
 
 namespace kd {
 
+inline constexpr double kDefaultTimeout = 30, kMinTimeout = 5, kMaxTimeout = 120;  // --timeout, in seconds
 inline constexpr double kDefaultMinBandwidthFraction = 0.6, kDefaultMinMatmulFraction = 0.5;
 // L5's operating range (README "Layer L5"): the sweep's own time, and the share of the device's memory
 // (the caching allocator is capped to it) or, on the CPU, of the host's available memory it may use.
@@ -20,7 +24,7 @@ struct Options {
   int device_index = 0;
   bool all_devices = false;            // --device-index all (or a list): one worker per GPU, then the peer layer
   std::vector<int> device_list;        // --device-index 0,2: these GPUs only (all_devices is set); empty: every visible one
-  double timeout_s = 30;
+  double timeout_s = kDefaultTimeout;
   std::optional<std::string> output;   // a new file for the JSON report
   std::optional<std::string> summary_md;  // a new file for the Markdown summary (CI job summaries)
   std::vector<std::string> layers;     // e.g. {"L1","L3"}; empty: the plain run (L1-L3)
@@ -53,6 +57,8 @@ struct Options {
   std::string color = "auto";          // --color auto|always|never (auto: a terminal, and NO_COLOR unset)
   bool version = false;                // --version: what this build is, then exit 0
   bool in_process = false;             // debug: run the tests in this process (no timeout)
+  // The run plan's own fields: set by the supervisor or a worker for the process it starts, never typed.
+  std::optional<std::string> plan;     // --kd-plan FILE: this process reads its options from that plan
   int worker_fd = -1;                  // internal: this process is the worker, events go to this fd
   std::string run_id;                  // internal: the supervisor's run id, carried by the worker's markers
   bool nvml_facts = false;             // internal: this process is the NVML child (runner/nvml_facts.h)
@@ -81,17 +87,9 @@ using ParseResult = std::variant<Options, UsageError, HelpRequested>;
 // L1-L4 (the tiny check, then the application layer); "--full" means every layer.
 ParseResult parse_command_line(const std::vector<std::string>& args, const std::vector<std::string>& known_layers);
 
-// The worker's arguments: the user's own options, re-created, plus the event fd and the run id.
-std::vector<std::string> worker_arguments(const Options& o, int event_fd);
+// The rules between options (and the run plan's): "" when o is a run that can be done.
+std::optional<UsageError> check_combination(const Options& o);
 
-// L5's range options that differ from their defaults, as arguments (the worker's, the bundle's command).
-std::vector<std::string> range_arguments(const Options& o);
-
-// L8's options as given (the worker's, the bundle's command); the rendezvous's address is the bundle's to redact.
-std::vector<std::string> collective_arguments(const Options& o);
-
-std::string usage_text();
-
-extern const std::vector<std::string> kFaults;
+std::string usage_text();  // --help: the options from the table, the exit codes from verdict/codes
 
 }  // namespace kd
