@@ -1,8 +1,10 @@
 // The two kinds of skip as a user reads them: in the report, each skipped test (and a layer whose tests all
-// skipped) says whether it cannot apply here or was blocked by an earlier failure.
+// skipped) says whether it cannot apply here or was blocked by an earlier failure, and the terminal's layer
+// line says the same in a few words.
 #include <gtest/gtest.h>
 
 #include "reporters/report_builder.h"
+#include "reporters/terminal_reporter.h"
 
 namespace kd {
 namespace {
@@ -71,6 +73,32 @@ TEST(SkipKind, ABrokenWorkersKindIsLeftOutNotGuessed) {
   EXPECT_FALSE(l["tests"][3].contains("blocked_by"));
   EXPECT_EQ(l["skip_kind"], "blocked");
   EXPECT_FALSE(l.contains("blocked_by"));
+}
+
+TEST(SkipKind, TheTerminalLineSaysBlockedByWhichFailure) {
+  const json l = layer_entry(kL3, {blocked("Inputs"), blocked("Product")});
+  EXPECT_EQ(render_layer_line(l, false),
+            "  L3  tiny op              skipped  (0/2 passed)      0.00 s  blocked: L2.gpu_available failed (GPU_UNAVAILABLE)\n");
+}
+
+TEST(SkipKind, TheTerminalLineSaysWhyItDoesNotApplyInAFewWords) {
+  const std::string why =
+      "not one rank of a multi-rank job: no --rendezvous, and no torchrun, Slurm or Kubernetes rendezvous in the environment";
+  const json l = layer_entry(kL8, {not_applicable("L8_Collective", "Join", why), not_applicable("L8_Collective", "Barrier", why)});
+  EXPECT_EQ(render_layer_line(l, false),
+            "  L8  collective           skipped  (0/2 passed)      0.00 s  not applicable: not one rank of a multi-rank job\n");
+  EXPECT_EQ(l["tests"][0]["message"], why) << "the report keeps the whole reason";
+  const json short_reason = layer_entry(kL8, {not_applicable("L8_Collective", "Join", "needs 2 GPUs; 1 visible")});
+  EXPECT_EQ(render_layer_line(short_reason, false),
+            "  L8  collective           skipped  (0/1 passed)      0.00 s  not applicable: needs 2 GPUs; 1 visible\n");
+}
+
+TEST(SkipKind, AFailedLayerLineStillNamesItsFailure) {
+  json failed = {{"ev", "test_end"}, {"suite", "L3_TinyOp"}, {"test", "Inputs"}, {"status", "failed"},
+                 {"code", "GPU_UNAVAILABLE"}, {"stage", "L2.gpu_available"}, {"duration_ms", 0}};
+  const json l = layer_entry(kL3, {failed, blocked("Product")});
+  EXPECT_EQ(render_layer_line(l, false),
+            "  L3  tiny op              failed   (0/2 passed)      0.00 s  GPU_UNAVAILABLE at L2.gpu_available\n");
 }
 
 }  // namespace
