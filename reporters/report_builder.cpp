@@ -215,6 +215,33 @@ void attach_hint(json* report, Code code, const std::string& raw_message, const 
   if (h) (*report)["error"]["next_action"] = (*report)["next_action"] = h->action;
 }
 
+// A skipped test's kind, as the listener sent it (verdict/listener.h): not_applicable, or blocked by a failure.
+void add_skip_kind(const json& ev, json* t) {
+  const std::string kind = text(ev, "skip_kind");
+  if (kind != "not_applicable" && kind != "blocked") return;  // a broken worker's: no kind rather than a guess
+  (*t)["skip_kind"] = kind;
+  const auto by = ev.find("blocked_by");
+  if (kind != "blocked" || by == ev.end() || !by->is_object()) return;
+  const std::string stage = text(*by, "stage"), code = text(*by, "code");
+  if (!stage.empty() && code_from_name(code)) (*t)["blocked_by"] = {{"stage", stage}, {"code", code}};
+}
+
+// A layer whose tests all skipped: blocked when an earlier failure kept any of them from running (fixing it
+// would run that one), with the first such test's blocked_by; not_applicable when none of them could apply here.
+void add_layer_skip_kind(json* layer) {
+  bool all_not_applicable = true;
+  for (const auto& t : (*layer)["tests"]) {
+    const std::string kind = text(t, "skip_kind");
+    if (kind == "blocked") {
+      (*layer)["skip_kind"] = kind;
+      if (t.contains("blocked_by")) (*layer)["blocked_by"] = t["blocked_by"];
+      return;
+    }
+    all_not_applicable = all_not_applicable && kind == "not_applicable";
+  }
+  if (all_not_applicable) (*layer)["skip_kind"] = "not_applicable";
+}
+
 const std::string kFloodedText = "the worker sent more than 16 MiB of events and was stopped";
 
 std::string signal_text(int sig) {
@@ -233,6 +260,7 @@ json layer_entry(const LayerInfo& l, const std::vector<json>& events) {
     if (ev.contains("code")) t["code"] = text(ev, "code");
     if (ev.contains("stage")) t["stage"] = text(ev, "stage");
     if (ev.contains("message")) t["message"] = redact(text(ev, "message"));
+    if (t["status"] == "skipped") add_skip_kind(ev, &t);
     statuses.insert(t["status"].get<std::string>());
     tests.push_back(std::move(t));
   }
@@ -240,7 +268,9 @@ json layer_entry(const LayerInfo& l, const std::vector<json>& events) {
                        : statuses.count("failed")  ? "failed"
                        : statuses.count("passed")  ? "passed"
                                                    : "skipped";
-  return {{"id", l.id}, {"suite", l.suite}, {"title", l.title}, {"status", status}, {"tests", tests}};
+  json entry = {{"id", l.id}, {"suite", l.suite}, {"title", l.title}, {"status", status}, {"tests", tests}};
+  if (entry["status"] == "skipped") add_layer_skip_kind(&entry);
+  return entry;
 }
 
 void set_verdict(json* report, Code code, const std::string& stage, const std::string& message) {

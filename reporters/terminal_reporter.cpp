@@ -235,12 +235,27 @@ std::string range_lines(const json& range) {
   return out;
 }
 
+// A layer whose tests all skipped says why: the failure that blocked it, or why it does not apply here (the head
+// of its first test's reason, before the explanation after ": "; the report and --verbose have all of it).
+std::string skip_note(const json& l) {
+  const std::string kind = str(l, "skip_kind", "");
+  if (kind == "blocked") {
+    const json& by = field(l, "blocked_by");
+    return by.is_object() ? fmt::format("blocked: {} failed ({})", str(by, "stage"), str(by, "code")) : "blocked";
+  }
+  if (kind != "not_applicable") return "";
+  const json& tests = field(l, "tests");
+  const std::string why = tests.is_array() && !tests.empty() ? str(tests[0], "message", "") : "";
+  return why.empty() ? "not applicable" : "not applicable: " + why.substr(0, why.find(": "));
+}
+
 }  // namespace
 
 std::string render_layer_line(const json& l, bool colour) {
   const std::string status = str(l, "status");
   const text::LayerCounts c = text::count_layer(l);
-  const std::string detail = c.first_failure.empty() ? "" : "  " + c.first_failure;
+  const std::string note = c.first_failure.empty() ? skip_note(l) : c.first_failure;
+  const std::string detail = note.empty() ? "" : "  " + note;
   const auto colour_of = status == "passed"   ? fmt::terminal_color::green
                          : status == "failed" ? fmt::terminal_color::red
                                               : fmt::terminal_color::yellow;

@@ -38,6 +38,18 @@ void fail_test(std::string_view code_name, std::string_view stage, const std::st
   ADD_FAILURE() << code_name << " at " << stage << ": " << message;
 }
 
+void skip_not_applicable(const std::string& why) {
+  testing::Test::RecordProperty(kSkipKindProperty, kNotApplicable);
+  GTEST_SKIP() << why;
+}
+
+void skip_blocked(std::string_view stage, std::string_view code_name, const std::string& message) {
+  testing::Test::RecordProperty(kSkipKindProperty, kBlocked);
+  testing::Test::RecordProperty(kBlockedByStageProperty, std::string(stage));
+  testing::Test::RecordProperty(kBlockedByCodeProperty, std::string(code_name));
+  GTEST_SKIP() << message;
+}
+
 void VerdictListener::OnTestProgramStart(const testing::UnitTest& unit) {
   emit_({{"ev", "start"}, {"tests_to_run", unit.test_to_run_count()}});
 }
@@ -75,6 +87,7 @@ void VerdictListener::OnTestEnd(const testing::TestInfo& test) {
     ++skipped_;
     ev["status"] = "skipped";
     ev["message"] = first_message(r, true);
+    describe_skip(r, &ev);
   } else {
     ev["status"] = "passed";
   }
@@ -90,6 +103,24 @@ void VerdictListener::OnTestProgramEnd(const testing::UnitTest& unit) {
   nlohmann::json end = {{"ev", "end"}, {"ran", ran_}, {"failed", failed_}, {"skipped", skipped_}};
   end["failure"] = first_failure_;
   emit_(end);
+}
+
+// The kind the test recorded (skip_not_applicable, skip_blocked). A skip without one is either GoogleTest's own
+// after a failure (--gtest_fail_fast, a failed suite setup: no message), blocked by the first failure, or a plain
+// GTEST_SKIP: the test saying it does not apply.
+void VerdictListener::describe_skip(const testing::TestResult& r, nlohmann::json* ev) const {
+  std::string kind = property(r, kSkipKindProperty);
+  nlohmann::json by;
+  if (kind == kBlocked) {
+    by = {{"stage", property(r, kBlockedByStageProperty)}, {"code", property(r, kBlockedByCodeProperty)}};
+  } else if (kind.empty() && (*ev)["message"] == "" && first_failure_.is_object()) {
+    kind = kBlocked;
+    by = {{"stage", first_failure_["stage"]}, {"code", first_failure_["code"]}};
+  } else {
+    kind = kNotApplicable;
+  }
+  (*ev)["skip_kind"] = kind;
+  if (!by.is_null()) (*ev)["blocked_by"] = by;
 }
 
 // Failures outside any test (SetUpTestSuite, TearDownTestSuite, an Environment) land here.

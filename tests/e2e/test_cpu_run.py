@@ -66,6 +66,26 @@ class CpuRun(DiagnosticTest):
                                   "L6": "not_run", "L7": "not_run", "L8": "not_run"})
         self.assertTrue(r.report["pytorch"]["loaded"])  # L1's import ran as a prerequisite
 
+    def test_on_the_cpu_what_cannot_apply_says_so_and_nothing_is_blocked(self):
+        r = self.run_kd("--device", "cpu", "--full", "--range-budget", "2")  # a short L5 sweep
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        layers = {l["id"]: l for l in r.report["layers"]}
+        skipped = {f"{l['id']}.{t['name']}": t for l in r.report["layers"] for t in l["tests"] if t["status"] == "skipped"}
+        # GPU state, a device synchronize, the caching allocator, the device ceilings, peer copies, a job's ranks.
+        for name in ("L2.GpuAvailable", "L3.Synchronize", "L5.Steps", "L6.CopyBandwidth", "L7.Copy", "L8.Join"):
+            self.assertIn(name, skipped)
+        for name, t in skipped.items():  # nothing failed, so nothing is blocked
+            self.assertEqual(t["skip_kind"], "not_applicable", name)
+            self.assertNotIn("blocked_by", t, name)
+        for lid in ("L7", "L8"):
+            self.assertEqual((layers[lid]["status"], layers[lid]["skip_kind"]), ("skipped", "not_applicable"), lid)
+            self.assertNotIn("blocked_by", layers[lid])
+        for l in layers.values():
+            if l["status"] != "skipped":
+                self.assertNotIn("skip_kind", l, l["id"])
+        self.assertRegex(r.layer_line("L7"), r"skipped +\(0/3 passed\) .*  not applicable: not supported on CPU$")
+        self.assertRegex(r.layer_line("L8"), r"skipped +\(0/5 passed\) .*  not applicable: \S")
+
     def test_partial_filter_is_not_a_device_verdict(self):
         r = self.run_kd("--device", "cpu", "--layers", "L1")
         self.assertVerdict(r, "SELECTED_TESTS_PASSED", 0)

@@ -35,6 +35,34 @@ class Listener(unittest.TestCase):
         self.assertEqual(end["skipped"], 1)
         self.assertIn("[  SKIPPED ] Skip.Plain", proc.stdout)  # what ctest's skip detection reads
 
+    def test_a_skip_says_its_kind_and_a_blocked_one_what_blocked_it(self):
+        _, events, end = run("--gtest_filter=Skip.*:SkipKind.*")
+        kinds = {e["test"]: (e["skip_kind"], e.get("blocked_by")) for e in events if e["ev"] == "test_end"}
+        self.assertEqual(kinds, {
+            "Plain": ("not_applicable", None),  # a plain GTEST_SKIP: the test saying it does not apply
+            "NotApplicable": ("not_applicable", None),
+            "Blocked": ("blocked", {"stage": "L2.gpu_available", "code": "GPU_UNAVAILABLE"})})
+        self.assertEqual((end["skipped"], end["failed"], end["failure"]), (3, 0, None))  # never a pass, no failure
+
+    def test_googletests_own_skips_after_a_failure_are_blocked_by_it(self):
+        _, events, _ = run("--gtest_filter=Fail.WithCode:Fail.SecondWithCode:LaterSkip.*", "--gtest_fail_fast")
+        ends = {e["test"]: e for e in events if e["ev"] == "test_end"}
+        self.assertEqual(ends["WithCode"]["status"], "failed")
+        for name in ("SecondWithCode", "Plain"):  # skipped by --gtest_fail_fast before they ran: blocked
+            self.assertEqual((ends[name]["status"], ends[name]["skip_kind"]), ("skipped", "blocked"), name)
+            self.assertEqual(ends[name]["blocked_by"], {"stage": "L3.product", "code": "CHECK_FAILED"})
+        _, events, _ = run("--gtest_filter=SetupFails.*")
+        body = [e for e in events if e["ev"] == "test_end"][0]
+        self.assertEqual((body["status"], body["skip_kind"]), ("skipped", "blocked"))
+        self.assertEqual(body["blocked_by"], {"stage": "L2.gpu_available", "code": "GPU_UNAVAILABLE"})
+
+    def test_a_tests_own_skip_after_a_failure_is_still_not_applicable(self):
+        _, events, end = run("--gtest_filter=Fail.WithCode:LaterSkip.*")
+        later = [e for e in events if e["ev"] == "test_end" and e["suite"] == "LaterSkip"][0]
+        self.assertEqual((later["skip_kind"], later["message"]), ("not_applicable", "not supported here either"))
+        self.assertNotIn("blocked_by", later)
+        self.assertEqual(end["failure"]["code"], "CHECK_FAILED")
+
     def test_failure_without_code_is_a_runtime_error_at_the_test(self):
         _, _, end = run("--gtest_filter=Fail.WithoutCode")
         self.assertEqual(end["failure"]["code"], "RUNTIME_ERROR")

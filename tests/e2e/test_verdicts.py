@@ -52,5 +52,26 @@ class DefaultRun(DiagnosticTest):
         self.assertIn("next:  install the NVIDIA driver", r.stdout)
 
 
+class SkipKinds(DiagnosticTest):
+    """A check that cannot apply here and one that an earlier failure kept from running are told apart."""
+
+    def test_with_every_gpu_hidden_what_needs_the_failed_step_is_blocked_by_it(self):
+        r = self.run_kd(env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))  # a failure on every build (3, 5 or 6)
+        self.assertEqual(r.report["status"], "failed", r.stdout)
+        failure = {"stage": r.report["stage"], "code": r.report["code"]}
+        layers = {l["id"]: l for l in r.report["layers"]}
+        tests = {f"{l['id']}.{t['name']}": t for l in r.report["layers"] for t in l["tests"]}
+        self.assertEqual([t["code"] for t in tests.values() if t["status"] == "failed"], [failure["code"]])
+        for name, t in tests.items():
+            if t["status"] == "skipped" and t["skip_kind"] == "blocked":
+                self.assertEqual(t["blocked_by"], failure, name)
+        self.assertEqual(tests["L1.PythonTorch"]["skip_kind"], "not_applicable")  # no --python: nothing failed there
+        self.assertEqual({t["skip_kind"] for t in layers["L3"]["tests"]}, {"blocked"})
+        self.assertEqual((layers["L3"]["status"], layers["L3"]["skip_kind"]), ("skipped", "blocked"))
+        self.assertEqual(layers["L3"]["blocked_by"], failure)
+        self.assertTrue(r.layer_line("L3").endswith(f"  blocked: {failure['stage']} failed ({failure['code']})"),
+                        r.layer_line("L3"))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -10,6 +10,10 @@
 TEST(Pass, One) { SUCCEED(); }
 TEST(Pass, Two) { SUCCEED(); }
 TEST(Skip, Plain) { GTEST_SKIP() << "not supported here"; }
+TEST(SkipKind, NotApplicable) { kd::skip_not_applicable("needs 2 GPUs; 1 visible"); }
+TEST(SkipKind, Blocked) {
+  kd::skip_blocked("L2.gpu_available", "GPU_UNAVAILABLE", "prerequisite L2.gpu_available failed earlier (GPU_UNAVAILABLE)");
+}
 TEST(Fail, WithCode) { kd::fail_test("CHECK_FAILED", "L3.product", "a @ b = [[3,3],[7,7]]"); }
 TEST(Fail, SecondWithCode) { kd::fail_test("OUT_OF_MEMORY", "L3.loss", "second failure"); }
 TEST(Fail, WithoutCode) { EXPECT_EQ(1, 2); }
@@ -23,6 +27,8 @@ class SetupFails : public testing::Test {
     ADD_FAILURE() << "no GPU in suite setup";
   }
 };
+TEST(LaterSkip, Plain) { GTEST_SKIP() << "not supported here either"; }  // registered after the failures
+
 TEST_F(SetupFails, Body) { kd::fail_test("CHECK_FAILED", "L3.product", "after the setup failure"); }
 
 int main(int argc, char** argv) {
