@@ -12,7 +12,9 @@
                                 // 10: the device's PCI address (L2's health test matches it to NVML's GPUs)
                                 // 11: the collective layer L8 (one rank of a job's process group); L7's all-reduce
                                 //     over a list of GPUs; a model input's rows (the user's model split over GPUs)
-#define KD_PROBE_ENTRY "kd_probe_get_v1"
+// The one exported symbol: it returns the table. Its name never changes; the table's abi_version says which
+// layout it is (KD_PROBE_ABI_VERSION), and a probe of another version is refused when it is loaded.
+#define KD_PROBE_ENTRY "kd_probe_get"
 
 #ifdef __cplusplus
 extern "C" {
@@ -290,8 +292,8 @@ typedef struct kd_collective_bandwidth_out {
   char desc[256];
 } kd_collective_bandwidth_out;
 
-typedef struct kd_probe_v1 {
-  int abi_version;
+typedef struct kd_probe_table {
+  int abi_version;  // KD_PROBE_ABI_VERSION of the build that made it
   kd_status (*torch_info)(kd_torch_info* out);
   kd_status (*gpu_state)(kd_gpu_state* out);                 // only when backend != none
   kd_status (*device_props)(int index, kd_device_props* out);
@@ -340,9 +342,9 @@ typedef struct kd_probe_v1 {
   kd_status (*collective_bandwidth)(const int64_t* bytes, int count, double seconds_per_size,
                                     kd_collective_bandwidth_out* out);
   kd_status (*collective_end)(void);  // every rank done (bounded wait), then the group and the store go
-} kd_probe_v1;
+} kd_probe_table;
 
-typedef const kd_probe_v1* (*kd_probe_entry_fn)(void);
+typedef const kd_probe_table* (*kd_probe_entry_fn)(void);
 
 #ifdef __cplusplus
 }

@@ -131,7 +131,7 @@ kd_status tiny_synchronize() {
   return s.on_gpu ? synchronize(s.index) : ok_status();
 }
 
-const kd_probe_v1 kTable = {
+const kd_probe_table kTable = {
     KD_PROBE_ABI_VERSION, torch_info, gpu_state, device_props, tiny_inputs, tiny_product, tiny_loss, tiny_backward,
     tiny_synchronize, app_embeddings, app_training, model_load, model_run, timing_segments, ceiling, memory_workload,
     range_memory_fraction, range_point, peer_copy, all_reduce, extension_load, model_signature, range_concurrent,
@@ -142,4 +142,4 @@ const kd_probe_v1 kTable = {
 }  // namespace
 }  // namespace kd::probe
 
-extern "C" __attribute__((visibility("default"))) const kd_probe_v1* kd_probe_get_v1(void) { return &kd::probe::kTable; }
+extern "C" __attribute__((visibility("default"))) const kd_probe_table* kd_probe_get(void) { return &kd::probe::kTable; }

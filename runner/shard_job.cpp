@@ -42,7 +42,7 @@ std::vector<int64_t> wanted_ids(const std::string& list) {
 }
 
 // --model's shard: these rows of every input (made whole, then taken, as in the whole run), its outputs' rows.
-int model_shard(const Options& options, const kd_probe_v1& probe, const std::vector<int64_t>& rows) {
+int model_shard(const Options& options, const kd_probe_table& probe, const std::vector<int64_t>& rows) {
   const auto spec = app::read_model_spec(*options.input);
   if (const auto* why = std::get_if<std::string>(&spec)) return say({{"error", "--input: " + *why}, {"out_of_memory", false}}, 1);
   const app::ModelSpec& ms = std::get<app::ModelSpec>(spec);
