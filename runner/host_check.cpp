@@ -3,8 +3,8 @@
 #include <cctype>
 
 #include "nvml_facts.h"
+#include "process/run_process.h"
 #include "reporters/redact.h"
-#include "subprocess.h"
 
 namespace kd {
 namespace {

@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "reporters/redact.h"
 #include "host_check.h"
-#include "subprocess.h"
+#include "process/run_process.h"
+#include "reporters/redact.h"
 #include "verdict/gpu_health.h"
 
 namespace kd {

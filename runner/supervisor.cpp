@@ -29,7 +29,7 @@
 #include "contract/run_plan.h"
 #include "host_check.h"
 #include "run_scratch.h"
-#include "subprocess.h"
+#include "process/run_process.h"
 #include "fixtures/app_contract.h"
 #include "fixtures/layer_test.h"
 #include "reporters/bundle.h"

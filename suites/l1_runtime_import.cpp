@@ -9,7 +9,7 @@
 #include "fixtures/layer_test.h"
 #include "fixtures/probe_loader.h"
 #include "contract/events.h"
-#include "runner/subprocess.h"
+#include "process/run_process.h"
 
 #ifndef KD_VERSION
 #define KD_VERSION "unknown"

@@ -118,6 +118,7 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
   // 2. Resumed, then SIGKILL while a batch after kKillAfter is being written: no chance to finish it.
   const int resumed = cp.batches_done;
   pid = start(ctx, job);
+  if (pid < 0) return Outcome::fail(Code::RuntimeError, "cannot start the batch job");  // never kill(-1, ...)
   if (auto ended = wait_until(pid, [&] { return mid_batch(job, kKillAfter); }))
     return unexpected("SIGKILL", *ended);
   sent_after = job.committed().batches_done;
@@ -132,6 +133,7 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
 
   // 3. Resumed to the end: it cuts the file back to the checkpoint, then does the remaining batches.
   pid = start(ctx, job);
+  if (pid < 0) return Outcome::fail(Code::RuntimeError, "cannot start the batch job");  // never kill(-1, ...)
   const int last_start = cp.batches_done;
   status = wait_exit(pid);
   cp = job.committed();

@@ -1,15 +1,17 @@
-#include "subprocess.h"
+#include "run_process.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <thread>
+#include <optional>
+
+#include "spawn.h"
+#include "wait.h"
 
 namespace kd {
 
@@ -36,24 +38,16 @@ ProcessResult run_process(const std::vector<std::string>& args, double limit_s, 
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit_s));
   int fds[2];
-  if (args.empty() || ::pipe2(fds, O_CLOEXEC) != 0) return r;
-  std::vector<std::string> copy = args;
-  std::vector<char*> argv;
-  for (auto& a : copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    if (own_group) ::setpgid(0, 0);
-    ::dup2(fds[1], STDOUT_FILENO);
-    const int null = ::open("/dev/null", O_RDWR);
-    ::dup2(merge_stderr ? fds[1] : null, STDERR_FILENO);
-    ::dup2(null, STDIN_FILENO);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
+  if (::pipe2(fds, O_CLOEXEC) != 0) return r;
+  SpawnSpec spec;
+  spec.argv = args;
+  spec.own_group = own_group;
+  spec.in = Redirect::dev_null();
+  spec.out = Redirect::to_fd(fds[1]);
+  spec.err = merge_stderr ? Redirect::to_fd(fds[1]) : Redirect::dev_null();
+  const Spawned child = spawn(spec);
   ::close(fds[1]);
-  if (pid < 0) {
+  if (!child.started()) {
     ::close(fds[0]);
     return r;
   }
@@ -75,26 +69,19 @@ ProcessResult run_process(const std::vector<std::string>& args, double limit_s, 
     }
   }
   ::close(fds[0]);
-  auto stop = [&] {
-    if (own_group) ::kill(-pid, SIGKILL);
-    ::kill(pid, SIGKILL);
-  };
-  if (r.timed_out) stop();
-  // Output closed: the program is ending; wait for it within what is left of the limit.
-  int status = 0;
-  for (;;) {
-    const pid_t w = ::waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0) return r;
-    if (Clock::now() >= deadline && !r.timed_out) {
-      r.timed_out = true;
-      stop();
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // Output closed: the program is ending; it gets what is left of the limit.
+  std::optional<int> status = r.timed_out ? std::nullopt : reap_until(child.pid, deadline);
+  if (!status) {
+    r.timed_out = true;
+    if (own_group)
+      kill_group(child.pid);
+    else
+      ::kill(child.pid, SIGKILL);  // the caller's group: the caller's own kill reaches what it started
+    status = wait_exit(child.pid);
   }
-  if (WIFEXITED(status)) r.exit_status = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
-  if (r.exit_status == 127 && r.output.empty() && !r.timed_out) r.started = false;  // exec failed
+  const Ending end = decode_wait_status(*status);
+  r.exit_status = end.exit_status;
+  r.signal = end.signal;
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return r;
 }

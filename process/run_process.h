@@ -1,5 +1,5 @@
 // Runs a helper program (nvidia-smi, the user's Python) with a hard time limit, capturing
-// its standard output. Torch-free: used by the supervisor and the worker alike.
+// its standard output (through spawn()). Used by the supervisor and the worker alike.
 #pragma once
 #include <string>
 #include <vector>
@@ -7,7 +7,7 @@
 namespace kd {
 
 struct ProcessResult {
-  bool started = false;    // false: the program could not be executed
+  bool started = false;    // false: the program could not be executed (spawn() said so)
   bool timed_out = false;  // killed at the limit
   int exit_status = -1;    // valid when it exited
   int signal = 0;          // killed by this signal
