@@ -1,10 +1,8 @@
 #include "supervisor.h"
 
 #include <fcntl.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <poll.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,9 +27,11 @@
 #include "contract/run_plan.h"
 #include "host_check.h"
 #include "run_scratch.h"
-#include "process/run_process.h"
 #include "fixtures/app_contract.h"
 #include "fixtures/layer_test.h"
+#include "process/run_process.h"
+#include "process/spawn.h"
+#include "process/wait.h"
 #include "reporters/bundle.h"
 #include "reporters/live_layers.h"
 #include "reporters/markdown_summary.h"
@@ -84,33 +84,15 @@ std::vector<LayerInfo> layer_infos() {
   return v;
 }
 
-void decode_status(int status, WorkerEnd* w) {
-  if (WIFEXITED(status)) {
-    w->exited = true;
-    w->exit_status = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    w->signal = WTERMSIG(status);
-  }
-}
-
 // Reaps the worker, waiting at most `limit`; a process stuck in the driver may never go.
 bool reap(pid_t pid, Clock::duration limit, WorkerEnd* w) {
-  const auto until = Clock::now() + limit;
-  for (;;) {
-    int status = 0;
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) {
-      decode_status(status, w);
-      return true;
-    }
-    if (r < 0 || Clock::now() >= until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-}
-
-void kill_worker(pid_t pid) {
-  ::kill(-pid, SIGKILL);  // its process group: anything it started goes too
-  ::kill(pid, SIGKILL);
+  const std::optional<int> status = reap_until(pid, Clock::now() + limit);
+  if (!status) return false;
+  const Ending end = decode_wait_status(*status);
+  w->exited = end.exited;
+  if (end.exited) w->exit_status = end.exit_status;
+  w->signal = end.signal;
+  return true;
 }
 
 // Runs the worker as a child process; fills events and how it ended. live (may be null) sees each event as it comes.
@@ -131,25 +113,17 @@ void run_child(const Options& o, const std::string& exe, const std::string& plan
     run->worker.exit_status = 127;
     return;
   }
-  std::vector<std::string> args = {exe, "--kd-plan=" + plan_path};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  SpawnSpec spec;
+  spec.argv = {exe, "--kd-plan=" + plan_path};
+  spec.own_group = true;  // the timeout kills the group: anything the worker started goes too
+  // A supervisor killed with SIGKILL takes its worker along: none runs on in a scratch folder that the
+  // next run removes as stale (runner/run_scratch.h).
+  spec.die_with_parent = true;
+  spec.keep_fds = {fds[1]};  // the event pipe survives exec
+  if (o.report_to_stdout()) spec.out = Redirect::to_fd(STDERR_FILENO);  // stdout is the JSON report's alone
 
   auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_s));
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    // A supervisor killed with SIGKILL takes its worker along: none runs on in a scratch folder that the
-    // next run removes as stale (runner/run_scratch.h).
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    ::fcntl(fds[1], F_SETFD, 0);  // the event pipe survives exec
-    if (o.report_to_stdout()) ::dup2(STDERR_FILENO, STDOUT_FILENO);  // stdout is the JSON report's alone
-    ::execv(exe.c_str(), argv.data());
-    ::_exit(127);
-  }
+  const pid_t pid = spawn(spec).pid;
   ::close(fds[1]);
   if (pid < 0) {
     ::close(fds[0]);
@@ -157,7 +131,6 @@ void run_child(const Options& o, const std::string& exe, const std::string& plan
     run->worker.exit_status = 127;
     return;
   }
-  ::setpgid(pid, pid);
 
   events::LineCollector lines;
   bool eof = false;
@@ -201,7 +174,7 @@ void run_child(const Options& o, const std::string& exe, const std::string& plan
     if (reap(pid, left, &run->worker)) return;
   }
   run->worker.timed_out = !run->worker.interrupted && !run->worker.flooded && !has_verdict;
-  kill_worker(pid);
+  kill_group(pid);
   reap(pid, std::chrono::seconds(1), &run->worker);
 }
 
