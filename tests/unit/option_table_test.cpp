@@ -95,8 +95,9 @@ TEST(OptionTable, TheRunPlanCarriesWhatTheWorkerNeedsAndNothingElse) {
   const auto back = options_from_plan(plan);
   ASSERT_TRUE(std::holds_alternative<Options>(back)) << std::get<std::string>(back);
   const Options& w = std::get<Options>(back);
-  for (const OptionRow& r : option_table())
+  for (const OptionRow& r : option_table()) {
     if (r.to_worker && !r.key.empty()) EXPECT_EQ(r.get(w), r.get(o)) << r.key;
+  }
   EXPECT_EQ(w.worker_fd, 7);
   EXPECT_FALSE(w.output.has_value());
 }
@@ -112,8 +113,9 @@ TEST(OptionTable, APlanOfTheWrongShapeNamesTheField) {
 
 TEST(OptionTable, HelpListsEveryOptionAndEveryExitCode) {
   const std::string text = usage_text();
-  for (const OptionRow* r : typed_rows())
+  for (const OptionRow* r : typed_rows()) {
     if (r->flag != "--gtest_*") EXPECT_NE(text.find(r->flag), std::string::npos) << r->flag;
+  }
   for (const int code : {0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
     EXPECT_NE(text.find(fmt::format("{} ", code)), std::string::npos) << code;
   EXPECT_NE(text.find("9 out of memory / runtime error"), std::string::npos);
