@@ -14,9 +14,10 @@
 #include <sstream>
 #include <thread>
 
-#include "fixtures/app_contract.h"
+#include "fixtures/app_contract_io.h"
 #include "fixtures/probe_loader.h"
-#include "fixtures/resume_check.h"
+#include "verdict/app_contract.h"
+#include "verdict/resume_check.h"
 
 namespace kd {
 namespace {

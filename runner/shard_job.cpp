@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fixtures/app_contract.h"
+#include "fixtures/app_contract_io.h"
 #include "fixtures/batch_rows.h"
 #include "fixtures/model_format.h"
 #include "fixtures/probe_loader.h"

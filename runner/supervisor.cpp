@@ -30,7 +30,7 @@
 #include "host_check.h"
 #include "run_scratch.h"
 #include "subprocess.h"
-#include "fixtures/app_contract.h"
+#include "fixtures/app_contract_io.h"
 #include "fixtures/layer_test.h"
 #include "reporters/bundle.h"
 #include "reporters/live_layers.h"

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "fixtures/app_contract.h"
+#include "fixtures/app_contract_io.h"
 #include "fixtures/batch_rows.h"
 #include "fixtures/child_process.h"
 #include "fixtures/layer_test.h"

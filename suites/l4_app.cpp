@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "fixtures/app_contract.h"
+#include "fixtures/app_contract_io.h"
 #include "fixtures/extensions.h"
 #include "fixtures/child_process.h"
 #include "fixtures/layer_test.h"
@@ -17,6 +17,7 @@
 #include "contract/events.h"
 #include "suites/embeddings_input.h"
 #include "suites/l4_extensions.h"
+#include "verdict/app_contract.h"
 
 namespace kd {
 namespace {

@@ -19,8 +19,8 @@
 
 #include "fixtures/child_process.h"
 #include "fixtures/layer_test.h"
-#include "fixtures/resume_check.h"
 #include "fixtures/scratch_folder.h"
+#include "verdict/resume_check.h"
 #include "runner/batch_job.h"
 
 namespace kd {
