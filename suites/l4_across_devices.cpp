@@ -17,9 +17,9 @@
 #include "fixtures/app_contract_io.h"
 #include "fixtures/batch_rows.h"
 #include "fixtures/child_process.h"
+#include "fixtures/embeddings_input.h"
 #include "fixtures/layer_test.h"
 #include "fixtures/scratch_folder.h"
-#include "suites/embeddings_input.h"
 #include "verdict/shard_gather.h"
 
 namespace kd {
