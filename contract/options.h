@@ -61,7 +61,7 @@ struct Options {
   std::optional<std::string> plan;     // --kd-plan FILE: this process reads its options from that plan
   int worker_fd = -1;                  // internal: this process is the worker, events go to this fd
   std::string run_id;                  // internal: the supervisor's run id, carried by the worker's markers
-  bool nvml_facts = false;             // internal: this process is the NVML child (runner/nvml_facts.h)
+  bool nvml_facts = false;             // internal: this process is the NVML child (fixtures/nvml_facts.h)
   std::optional<std::string> batch_job;  // internal: this process is L4's stop/resume batch job, in this folder
   bool cpu_rerun = false;  // internal: this process re-runs --model on the CPU after a device-side assert
   std::optional<double> range_job_share;  // internal: one process of L5's processes axis; its share of the allocator cap

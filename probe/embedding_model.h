@@ -11,7 +11,7 @@
 namespace kd::probe::embed {
 
 constexpr int kVocab = 512, kEmbed = 32, kDim = 16;
-constexpr int kMaxLength = 64;  // the longest input of the L4 set (suites/embeddings_input.h)
+constexpr int kMaxLength = 64;  // the longest input of the L4 set (fixtures/embeddings_input.h)
 
 // A tensor of fixed values in [-scale/2, scale/2) from seed, on device.
 at::Tensor fixed(std::vector<int64_t> shape, uint64_t seed, float scale, const at::Device& device);

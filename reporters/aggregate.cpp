@@ -7,12 +7,13 @@
 
 #include "report_check.h"
 #include "report_text.h"
+#include "verdict/json_read.h"
 
 namespace kd {
 namespace {
 
 using nlohmann::json;
-using text::field;
+using json_read::field;
 
 const char* problem_name(ReportSource::Problem p) {
   switch (p) {

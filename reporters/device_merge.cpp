@@ -6,26 +6,24 @@
 
 #include <fmt/format.h>
 
+#include "verdict/json_read.h"
+
 namespace kd {
 namespace {
 
 using nlohmann::json;
+using json_read::field;
 
-const json& at(const json& j, const char* key) {
-  static const json null;
-  return j.is_object() && j.contains(key) ? j[key] : null;
-}
-
-bool passed(const json& r) { return at(r, "status") == "passed"; }
+bool passed(const json& r) { return field(r, "status") == "passed"; }
 
 json device_entry(int index, const json& r) {
-  const json& name = at(at(r, "device"), "name");
-  const json& message = at(at(r, "error"), "message");
+  const json& name = field(field(r, "device"), "name");
+  const json& message = field(field(r, "error"), "message");
   return {{"index", index},
           {"name", name.is_string() ? name : json()},
-          {"code", at(r, "code")},
-          {"exit_code", at(r, "exit_code")},
-          {"stage", at(r, "stage")},
+          {"code", field(r, "code")},
+          {"exit_code", field(r, "exit_code")},
+          {"stage", field(r, "stage")},
           {"message", message.is_string() ? message : json()}};
 }
 
@@ -33,7 +31,7 @@ json device_entry(int index, const json& r) {
 json device_warnings(const std::vector<json>& per_device) {
   std::vector<std::pair<std::string, std::vector<size_t>>> seen;
   for (size_t i = 0; i < per_device.size(); ++i)
-    for (const auto& w : at(per_device[i], "warnings")) {
+    for (const auto& w : field(per_device[i], "warnings")) {
       if (!w.is_string()) continue;
       auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == w.get<std::string>(); });
       if (it == seen.end()) it = seen.insert(seen.end(), {w.get<std::string>(), {}});
@@ -47,25 +45,25 @@ json device_warnings(const std::vector<json>& per_device) {
 
 // The peer layer's facts and L7 results; its verdict when it is the only failure.
 void merge_peer(json* merged, const json& peer, bool a_device_failed) {
-  (*merged)["peer"] = at(peer, "peer");
+  (*merged)["peer"] = field(peer, "peer");
   for (auto& layer : (*merged)["layers"])
-    for (const auto& pl : at(peer, "layers"))
-      if (at(layer, "id") == "L7" && at(pl, "id") == "L7") layer = pl;
+    for (const auto& pl : field(peer, "layers"))
+      if (field(layer, "id") == "L7" && field(pl, "id") == "L7") layer = pl;
   json& warnings = (*merged)["warnings"];
-  for (const auto& w : at(peer, "warnings"))
+  for (const auto& w : field(peer, "warnings"))
     if (w.is_string() && std::find(warnings.begin(), warnings.end(), w) == warnings.end())
       warnings.push_back("peer layer: " + w.get<std::string>());
   if (a_device_failed || passed(peer)) return;
-  for (const char* key : {"status", "code", "exit_code", "stage", "error", "next_action"}) (*merged)[key] = at(peer, key);
+  for (const char* key : {"status", "code", "exit_code", "stage", "error", "next_action"}) (*merged)[key] = field(peer, key);
 }
 
 // L8 runs in GPU 0's worker only (one rank per machine): its facts and layer entry stay when another GPU decides.
 void merge_collective(json* merged, const json& first) {
-  (*merged)["collective"] = at(first, "collective");
-  for (const auto& fl : at(first, "layers")) {
-    if (at(fl, "id") != "L8") continue;
+  (*merged)["collective"] = field(first, "collective");
+  for (const auto& fl : field(first, "layers")) {
+    if (field(fl, "id") != "L8") continue;
     json& layers = (*merged)["layers"];
-    auto it = std::find_if(layers.begin(), layers.end(), [](const json& l) { return at(l, "id") == "L8"; });
+    auto it = std::find_if(layers.begin(), layers.end(), [](const json& l) { return field(l, "id") == "L8"; });
     if (it == layers.end())
       layers.push_back(fl);
     else
@@ -76,7 +74,7 @@ void merge_collective(json* merged, const json& first) {
 }  // namespace
 
 int visible_device_count(const json& report) {
-  const json& n = at(at(report, "pytorch"), "visible_device_count");
+  const json& n = field(field(report, "pytorch"), "visible_device_count");
   return n.is_number_integer() ? std::max(0, n.get<int>()) : 0;
 }
 
@@ -91,7 +89,7 @@ json merge_device_reports(const std::vector<json>& per_device, const json& peer,
   for (size_t i = 0; any_gpu && i < per_device.size(); ++i) devices.push_back(device_entry(gpu(i), per_device[i]));
   merged["devices"] = devices;
   merged["device_index"] = a_device_failed && any_gpu ? json(gpu(static_cast<size_t>(failed - per_device.begin()))) : json();
-  merged["requested"] = at(per_device[0], "requested");
+  merged["requested"] = field(per_device[0], "requested");
   merged["requested"]["device_index"] = nullptr;
   merged["requested"]["all_devices"] = true;
   merged["warnings"] = device_warnings(per_device);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "terminal_reporter.h"
+#include "verdict/json_read.h"
 
 namespace kd {
 
@@ -30,10 +31,11 @@ void LiveLayers::close_current() {
 }
 
 void LiveLayers::on_event(const nlohmann::json& ev) {
-  const std::string kind = ev.value("ev", "");
+  // The worker's events are checked, not trusted: a field of another type reads as absent.
+  const std::string kind = json_read::text(ev, "ev");
   if (kind == "end") return close_current();
   if (kind != "test_start" && kind != "test_end") return;
-  const LayerInfo* layer = layer_of(ev.value("suite", ""));
+  const LayerInfo* layer = layer_of(json_read::text(ev, "suite"));
   if (!layer) return;
   if (layer != current_) {
     close_current();
@@ -45,7 +47,7 @@ void LiveLayers::on_event(const nlohmann::json& ev) {
   }
   // A long layer (L4-L7 take seconds) shows which test runs now; a pipe gets the finished lines only.
   if (tty_)
-    write(fmt::format("\r\033[K  {:<3} {:<20} running {} ({} done)", layer->id, layer->title, ev.value("test", ""),
+    write(fmt::format("\r\033[K  {:<3} {:<20} running {} ({} done)", layer->id, layer->title, json_read::text(ev, "test"),
                       events_.size()));
   progress_shown_ = tty_;
 }

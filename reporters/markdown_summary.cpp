@@ -6,11 +6,13 @@
 #include <fmt/format.h>
 
 #include "report_text.h"
+#include "verdict/json_read.h"
 
 namespace kd {
 namespace {
 
 using nlohmann::json;
+using json_read::field;
 using text::str;
 
 // Codes and stages are [A-Za-z0-9_.] by the schema: safe in a code span; anything else is text.
@@ -52,8 +54,8 @@ std::string layer_table(const json& layers) {
 std::string device_table(const json& devices) {
   std::string out = "| GPU | Name | Verdict | Stage | Message |\n|---|---|---|---|---|\n";
   for (const auto& d : devices)
-    out += fmt::format("| {} | {} | {} (exit {}) | {} | {} |\n", text::field(d, "index").dump(),
-                       markdown_text(str(d, "name", "")), code_span(d, "code"), text::field(d, "exit_code").dump(),
+    out += fmt::format("| {} | {} | {} (exit {}) | {} | {} |\n", field(d, "index").dump(),
+                       markdown_text(str(d, "name", "")), code_span(d, "code"), field(d, "exit_code").dump(),
                        code_span(d, "stage"), markdown_text(str(d, "message", "")));
   return out;
 }
@@ -80,11 +82,11 @@ std::string render_markdown_summary(const json& r) {
   out += row("Verdict", fmt::format("{} (exit {}), {}", code_span(r, "code"), r.value("exit_code", -1),
                                     passed ? "passed" : "**failed**"));
   out += row("Stage", code_span(r, "stage"));
-  if (text::field(r, "device_index").is_number()) out += row("Failing GPU", r["device_index"].dump());
+  if (field(r, "device_index").is_number()) out += row("Failing GPU", r["device_index"].dump());
   // As on the terminal: the error's first line, the recognised cause, the report's one next action.
-  const json& error = text::field(r, "error");
+  const json& error = field(r, "error");
   if (!str(error, "message", "").empty()) out += row("Error", markdown_text(str(error, "message")));
-  if (text::field(error, "cause").is_string()) out += row("Cause", markdown_text(str(error, "cause")));
+  if (field(error, "cause").is_string()) out += row("Cause", markdown_text(str(error, "cause")));
   out += row("Next action", markdown_text(str(r, "next_action")));
   out += row("Target", markdown_text(text::target(r["requested"])));
   const json& ex = r["execution"];
@@ -97,7 +99,7 @@ std::string render_markdown_summary(const json& r) {
   out += row("Suite", fmt::format("kernodeck-conformance {}, run {}", markdown_text(str(r["runtime"], "suite_version")),
                                   code_span(r, "run_id")));
   out += "\n" + layer_table(r["layers"]);
-  if (text::field(r, "devices").is_array() && !r["devices"].empty()) out += "\n" + device_table(r["devices"]);
+  if (field(r, "devices").is_array() && !r["devices"].empty()) out += "\n" + device_table(r["devices"]);
   if (!r["warnings"].empty()) {
     out += "\n";
     for (const auto& w : r["warnings"]) out += "- ⚠️ " + markdown_text(w.is_string() ? w.get<std::string>() : w.dump()) + "\n";

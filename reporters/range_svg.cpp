@@ -7,12 +7,13 @@
 #include <fmt/format.h>
 
 #include "report_text.h"
+#include "verdict/json_read.h"
 
 namespace kd {
 namespace {
 
 using nlohmann::json;
-using text::field;
+using json_read::field;
 using text::str;
 
 constexpr double kWidth = 720, kLeft = 80, kRight = 700, kPanelHeight = 200;
@@ -38,7 +39,7 @@ std::string escape(const std::string& s) {
 }
 
 // Reports can come from a broken worker: anything not a number reads as absent.
-double num(const json& j, const char* key) { return field(j, key).is_number() ? field(j, key).get<double>() : NAN; }
+double num(const json& j, const char* key) { return json_read::number(j, key).value_or(NAN); }
 
 class Plot {
  public:

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <csignal>
-#include <cstring>
 #include <set>
 
 #include <fmt/format.h>
@@ -15,11 +13,13 @@
 #define KD_VERSION "unknown"
 #endif
 #include "verdict/hints.h"
+#include "verdict/json_read.h"
 
 namespace kd {
 namespace {
 
 using nlohmann::json;
+using json_read::text;
 
 json skeleton(const RunRecord& run) {
   json requested = requested_options(run.options);
@@ -54,17 +54,6 @@ json skeleton(const RunRecord& run) {
       {"error", nullptr},
       {"after_failure", nullptr},
   };
-}
-
-// Worker events are checked, not trusted (a worker may be broken): a field of the wrong
-// type reads as absent instead of throwing in the supervisor.
-std::string text(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-json number(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? *it : json(0);
 }
 
 json redacted(json v) {  // every string, at any depth
@@ -127,7 +116,7 @@ json markers_section(const RunRecord& run, int* foreign) {
       continue;
     }
     const std::string stage = text(ev, "stage");
-    const double t = number(ev, "t_mono_ms").get<double>() - run.start_mono_ms;
+    const double t = json_read::number(ev, "t_mono_ms").value_or(0) - run.start_mono_ms;
     out.push_back({{"name", ev["name"]}, {"stage", stage.empty() ? json() : json(stage)},
                    {"t_ms", std::round(std::max(t, 0.0) * 1000) / 1000}});
   }
@@ -138,71 +127,32 @@ std::string last_finished(const json& markers) {
   return markers.empty() ? "none" : markers.back()["name"].get<std::string>();
 }
 
-std::string last_stage(const std::vector<json>& events) {
-  std::string stage;
-  for (const auto& ev : events)
-    if (text(ev, "ev") == "stage") stage = text(ev, "stage");
-  return stage;
-}
-
-// A pass ended at the last step that passed: a skipped step (L3.synchronize on the CPU) checked nothing.
-// A test's own stage is the last one announced between its start and its end.
-std::string last_passed_stage(const std::vector<json>& events) {
-  std::string in_test, passed;
-  for (const auto& ev : events) {
-    const std::string kind = text(ev, "ev");
-    if (kind == "test_start") in_test.clear();
-    if (kind == "stage") in_test = text(ev, "stage");
-    if (kind == "test_end" && text(ev, "status") == "passed" && !in_test.empty()) passed = in_test;
-  }
-  return passed.empty() ? last_stage(events) : passed;
-}
-
-// The listener's first failing test (or suite/environment setup), as it was sent: before any later crash.
-const json* first_failure_event(const std::vector<json>& events) {
-  for (const auto& ev : events) {
-    const std::string kind = text(ev, "ev");
-    if ((kind == "test_end" || kind == "setup_failure") && text(ev, "status") == "failed" && !text(ev, "code").empty())
-      return &ev;
-  }
-  return nullptr;
-}
-
-const json* find_event(const std::vector<json>& events, const char* kind) {
-  for (const auto& ev : events)
-    if (text(ev, "ev") == kind) return &ev;
-  return nullptr;
-}
-
 // L5's record of an out-of-memory (/memory/oom), for the phase's cause and next action.
 std::optional<memory::OomEvent> oom_event(const json& memory) {
-  if (!memory.is_object() || !memory.contains("oom") || !memory["oom"].is_object()) return std::nullopt;
-  const json& o = memory["oom"];
-  auto count = [&](const char* k) { return o.contains(k) && o[k].is_number_unsigned() ? o[k].get<uint64_t>() : uint64_t(0); };
+  const json& o = json_read::field(memory, "oom");
   memory::OomEvent e;
   e.phase = text(o, "phase");
-  if (o.contains("requested_bytes") && o["requested_bytes"].is_number_unsigned()) e.requested = o["requested_bytes"].get<uint64_t>();
-  e.device_numbers = o.contains("device_total_bytes") && o["device_total_bytes"].is_number_unsigned();
-  e.device_free = count("device_free_bytes");
-  e.device_total = count("device_total_bytes");
-  e.reserved = count("reserved_bytes");
-  e.allocated = count("allocated_bytes");
-  if (o.contains("fraction") && o["fraction"].is_number()) e.fraction = o["fraction"].get<double>();
   if (e.phase.empty()) return std::nullopt;
+  e.requested = json_read::count(o, "requested_bytes");
+  e.device_numbers = json_read::count(o, "device_total_bytes").has_value();
+  e.device_free = json_read::count(o, "device_free_bytes").value_or(0);
+  e.device_total = json_read::count(o, "device_total_bytes").value_or(0);
+  e.reserved = json_read::count(o, "reserved_bytes").value_or(0);
+  e.allocated = json_read::count(o, "allocated_bytes").value_or(0);
+  e.fraction = json_read::number(o, "fraction");
   return e;
 }
 
 HintContext hint_context(const json& report, const RunRecord& run) {
   HintContext c;
-  auto text = [](const json& j, const char* k) { return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : ""; };
   c.cuda_compiled = text(report["pytorch"], "cuda_compiled");
-  if (report["device"].is_object()) c.device_capability = text(report["device"], "capability");
+  c.device_capability = text(report["device"], "capability");
   if (report["pytorch"]["arch_list"].is_array()) c.arch_list = report["pytorch"]["arch_list"].get<std::vector<std::string>>();
   if (report["execution"]["arch_supported"].is_boolean()) c.arch_supported = report["execution"]["arch_supported"].get<bool>();
   if (run.host.is_object() && !run.host["gpus"].empty()) c.driver_version = text(run.host["gpus"][0], "driver_version");
   c.visible_devices_env = run.visible_devices_env;
   c.oom = oom_event(report["memory"]);
-  c.stage = report["stage"].is_string() ? report["stage"].get<std::string>() : "";
+  c.stage = text(report, "stage");
   return c;
 }
 
@@ -242,11 +192,17 @@ void add_layer_skip_kind(json* layer) {
   if (all_not_applicable) (*layer)["skip_kind"] = "not_applicable";
 }
 
-const std::string kFloodedText = "the worker sent more than 16 MiB of events and was stopped";
-
-std::string signal_text(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return abbrev ? fmt::format("signal {} (SIG{})", sig, abbrev) : fmt::format("signal {}", sig);
+// What the decision needs of this run, the report's own facts and markers included.
+DecisionInput decision_input(const RunRecord& run, const json& report) {
+  DecisionInput in;
+  in.events = read_worker_events(run.events);
+  in.worker = run.worker;
+  in.last_finished_step = last_finished(report["markers"]);
+  in.timeout_s = run.options.timeout_s;
+  in.cpu_mode = run.options.cpu_mode();
+  const json& ex = report["execution"];
+  in.verified = ex["product_verified"] == true && ex["gradient_verified"] == true;
+  return in;
 }
 
 }  // namespace
@@ -256,7 +212,8 @@ json layer_entry(const LayerInfo& l, const std::vector<json>& events) {
   std::set<std::string> statuses;
   for (const auto& ev : events) {
     if (text(ev, "ev") != "test_end" || text(ev, "suite") != l.suite) continue;
-    json t = {{"name", text(ev, "test")}, {"status", text(ev, "status")}, {"duration_ms", number(ev, "duration_ms")}};
+    const json& duration = json_read::field(ev, "duration_ms");
+    json t = {{"name", text(ev, "test")}, {"status", text(ev, "status")}, {"duration_ms", duration.is_number() ? duration : json(0)}};
     if (ev.contains("code")) t["code"] = text(ev, "code");
     if (ev.contains("stage")) t["stage"] = text(ev, "stage");
     if (ev.contains("message")) t["message"] = redact(text(ev, "message"));
@@ -302,72 +259,15 @@ json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
   report["layers"] = layers_section(layers, run.events);
   int foreign_markers = 0;
   report["markers"] = markers_section(run, &foreign_markers);
-  const std::string stage = last_stage(run.events);
-  const json* end = find_event(run.events, "end");
-  const WorkerEnd& w = run.worker;
-
-  // The first failing test decides, whatever happened after it (SPEC "rules never bent"): a later
-  // timeout, crash or interruption is recorded as what happened next, never instead.
-  const json* failure = first_failure_event(run.events);
-  if (!end && failure) {
-    const Code code = code_from_name(text(*failure, "code")).value_or(Code::RuntimeError);
-    set_verdict(&report, code, text(*failure, "stage"), text(*failure, "message"));
-    attach_hint(&report, code, text(*failure, "message"), run);
-    const Code then = w.timed_out ? Code::Timeout : Code::WorkerFailed;
-    const std::string what = w.timed_out     ? fmt::format("the run reached its {} s limit", run.options.timeout_s)
-                             : w.interrupted ? std::string("the run was interrupted and the worker stopped")
-                             : w.flooded     ? kFloodedText
-                             : w.signal      ? fmt::format("the worker was killed by {}", signal_text(w.signal))
-                             : w.exited      ? fmt::format("the worker exited with status {}", w.exit_status)
-                                             : std::string("the worker produced no verdict");
-    report["after_failure"] = {{"event", w.timed_out ? "timeout" : w.interrupted ? "interrupted" : "worker_failed"},
-                               {"code", info(then).name},
-                               {"stage", stage.empty() ? json() : json(stage)},
-                               {"message", redact(what)}};
-    report["warnings"].push_back(fmt::format("after the first failure, {}{}", what, stage.empty() ? "" : " in stage " + stage));
-  } else if (w.timed_out) {
-    set_verdict(&report, Code::Timeout, stage,
-                fmt::format("no verdict within {} s; the worker was stopped while in stage {}; last finished step: {}",
-                            run.options.timeout_s, stage.empty() ? "(start)" : stage, last_finished(report["markers"])));
-  } else if (!end && !w.interrupted && !w.flooded && stage.rfind("L4.model_load", 0) == 0) {
-    // The loader itself crashed the worker (a .pt2's truncated library dies by SIGBUS): the model did not
-    // load, and the crash is recorded as what happened in that stage.
-    const std::string what = w.signal ? fmt::format("the worker was killed by {}", signal_text(w.signal))
-                             : w.exited ? fmt::format("the worker exited with status {}", w.exit_status)
-                                        : std::string("the worker produced no verdict");
-    set_verdict(&report, Code::ModelLoadFailed, stage,
-                fmt::format("loading the model crashed the worker: {} (a truncated or corrupt model file?)", what));
-    report["after_failure"] = {{"event", "worker_failed"}, {"code", info(Code::WorkerFailed).name},
-                               {"stage", stage}, {"message", redact(what)}};
-  } else if (!end) {
-    std::string why = w.interrupted ? "the run was interrupted and the worker stopped"
-                      : w.flooded   ? kFloodedText
-                      : w.signal    ? fmt::format("the worker was killed by {}", signal_text(w.signal))
-                      : w.exited    ? fmt::format("the worker exited with status {} without a verdict", w.exit_status)
-                                    : "the worker produced no verdict";
-    if (!stage.empty()) why += fmt::format(" in stage {}", stage);
-    why += fmt::format("; last finished step: {}", last_finished(report["markers"]));
-    set_verdict(&report, Code::WorkerFailed, stage, why);
-  } else if (number(*end, "ran") == 0) {
-    set_verdict(&report, Code::UsageError, "", "the test filter matched no test (see --gtest_list_tests)");
-  } else if (number(*end, "failed") == 0 && number(*end, "skipped") == number(*end, "ran")) {
-    // A skip is never a pass: a selection of tests that all skipped checked nothing.
-    set_verdict(&report, Code::UsageError, "", "every selected test was skipped: nothing was checked");
-  } else if (end->contains("failure") && (*end)["failure"].is_object()) {
-    const json& f = (*end)["failure"];
-    const Code code = code_from_name(text(f, "code")).value_or(Code::RuntimeError);
-    set_verdict(&report, code, f.contains("stage") ? text(f, "stage") : stage, text(f, "message"));
-    attach_hint(&report, code, text(f, "message"), run);
-  } else {
-    const json& ex = report["execution"];
-    const bool verified = ex["product_verified"] == true && ex["gradient_verified"] == true;
-    const Code pass = !verified ? Code::SelectedTestsPassed
-                      : run.options.cpu_mode() ? Code::CpuCheckPassed
-                                               : Code::GpuCheckPassed;
-    set_verdict(&report, pass, last_passed_stage(run.events), "");
-  }
-  if (end && w.signal)
-    report["warnings"].push_back(fmt::format("the worker was killed by {} after its verdict", signal_text(w.signal)));
+  const Decision d = decide(decision_input(run, report));
+  set_verdict(&report, d.code, d.stage, d.message);
+  if (d.worker_message) attach_hint(&report, d.code, d.message, run);
+  if (d.after_failure)
+    report["after_failure"] = {{"event", d.after_failure->event},
+                               {"code", info(d.after_failure->code).name},
+                               {"stage", d.after_failure->stage.empty() ? json() : json(d.after_failure->stage)},
+                               {"message", redact(d.after_failure->message)}};
+  for (const auto& w : d.warnings) report["warnings"].push_back(w);
   for (const auto& ev : run.events)
     if (text(ev, "ev") == "warning") report["warnings"].push_back(redact(text(ev, "text")));
   if (foreign_markers)

@@ -1,5 +1,6 @@
 // Builds the report (docs/contract.md "Report") from the worker's events and how the worker
-// ended. Pure: unit-tested on recorded events. The supervisor alone calls it.
+// ended: the facts in their places, the layers, the markers, and the verdict that verdict/decision.h
+// decides, rendered. Pure: unit-tested on recorded events. The supervisor alone calls it.
 #pragma once
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 
 #include "contract/options.h"
 #include "verdict/codes.h"
+#include "verdict/decision.h"
 
 namespace kd {
 
@@ -21,15 +23,6 @@ inline constexpr const char* kSchemaVersion = "1.8";  // 1.7: collective (L8); 1
                                                       //      host.nvml (GPU health facts), device.pci_bus_id, GPU_UNHEALTHY (18)
                                                       // 1.6: app.across_devices (L4 split over the GPUs of --device-index all)
                                                       // 1.8: layers[].skip_kind, blocked_by and their tests' (not_applicable | blocked)
-
-struct WorkerEnd {
-  bool timed_out = false;
-  bool interrupted = false;  // the supervisor was asked to stop (SIGINT/SIGTERM)
-  bool flooded = false;      // the worker sent more than kMaxEventBytes of events and was stopped
-  bool exited = false;       // exited normally (exit_status valid)
-  int exit_status = 0;
-  int signal = 0;            // killed by this signal
-};
 
 struct RunRecord {
   Options options;

@@ -5,18 +5,7 @@
 namespace kd::text {
 
 using nlohmann::json;
-
-const json& field(const json& j, const char* key) {
-  static const json null;
-  if (!j.is_object()) return null;
-  const auto it = j.find(key);
-  return it == j.end() ? null : *it;
-}
-
-std::string str(const json& j, const char* key, const char* fallback) {
-  const json& v = field(j, key);
-  return v.is_string() ? v.get<std::string>() : fallback;
-}
+using json_read::field;
 
 std::string libtorch(const json& pt) {
   if (field(pt, "loaded") != true) return "not loaded";

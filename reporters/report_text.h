@@ -5,14 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "verdict/json_read.h"
+
 namespace kd::text {
 
-// j[key], or null when j is not an object or has no such key (const operator[] on a missing
-// key is undefined behaviour in nlohmann::json).
-const nlohmann::json& field(const nlohmann::json& j, const char* key);
-
-// j[key] when it is a string, else fallback.
-std::string str(const nlohmann::json& j, const char* key, const char* fallback = "?");
+// j[key] when it is a string, else fallback: "?" is how both show a fact the report does not have.
+inline std::string str(const nlohmann::json& j, const char* key, const char* fallback = "?") {
+  return json_read::text(j, key, fallback);
+}
 
 // "2.11.0 (CUDA 13.0 build, found via python)", or "not loaded".
 std::string libtorch(const nlohmann::json& pytorch);

@@ -7,13 +7,14 @@
 #include <fmt/format.h>
 
 #include "report_text.h"
+#include "verdict/json_read.h"
 #include "verdict/memory_checks.h"
 
 namespace kd {
 namespace {
 
 using nlohmann::json;
-using text::field;
+using json_read::field;
 using text::str;
 
 std::string paint(bool colour, fmt::terminal_color c, const std::string& text) {

@@ -14,9 +14,10 @@
 #include <sstream>
 #include <thread>
 
-#include "fixtures/app_contract.h"
+#include "fixtures/app_contract_io.h"
 #include "fixtures/probe_loader.h"
-#include "fixtures/resume_check.h"
+#include "verdict/app_contract.h"
+#include "verdict/resume_check.h"
 
 namespace kd {
 namespace {
@@ -51,14 +52,14 @@ bool write_in_pieces(int fd, const std::string& s) {
 }
 
 // Written aside, fsynced, renamed over the old one, the folder fsynced: never half a checkpoint.
-bool commit(const std::string& dir, const resume::Checkpoint& c) {
-  const std::string tmp = dir + "/checkpoint.json.tmp", text = resume::checkpoint_text(c);
+bool commit(const BatchJobFolder& folder, const resume::Checkpoint& c) {
+  const std::string tmp = folder.checkpoint_aside(), text = resume::checkpoint_text(c);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return false;
   const bool ok = write_all(fd, text.data(), text.size()) && ::fsync(fd) == 0;
   ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), (dir + "/checkpoint.json").c_str()) != 0) return false;
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (!ok || ::rename(tmp.c_str(), folder.checkpoint().c_str()) != 0) return false;
+  const int dfd = ::open(folder.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) ::fsync(dfd), ::close(dfd);
   return true;
 }
@@ -70,13 +71,11 @@ std::optional<std::string> not_a_job_folder(const std::string& dir) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return "not a folder";
   if (st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) return "not a private folder of this user";
-  if (std::filesystem::path(dir).filename().string().rfind("kd-resume-", 0) != 0) return "not a kd-resume-* folder";
+  if (std::filesystem::path(dir).filename().string().rfind(std::string(kBatchJobFolderPrefix) + "-", 0) != 0)
+    return "not a kd-resume-* folder";
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    const bool plan = name.rfind("plan-", 0) == 0 && name.size() > 10 && name.substr(name.size() - 5) == ".json";
-    if (!plan && name != "checkpoint.json" && name != "checkpoint.json.tmp" && name != "records.jsonl" && name != "job.log")
-      return "it holds other files";
+    if (!BatchJobFolder::own_file(e.path().filename().string())) return "it holds other files";
   }
   if (ec) return "cannot be listed";
   return std::nullopt;
@@ -92,9 +91,9 @@ int run_batch_job(const Options& options) {
   sa.sa_flags = SA_RESTART;
   ::sigaction(SIGTERM, &sa, nullptr);
 
-  const std::string dir = *options.batch_job;
+  const BatchJobFolder folder{*options.batch_job};
   resume::Checkpoint cp;
-  if (std::ifstream in(dir + "/checkpoint.json"); in) {
+  if (std::ifstream in(folder.checkpoint()); in) {
     std::stringstream text;
     text << in.rdbuf();
     const auto parsed = resume::parse_checkpoint(text.str());
@@ -104,7 +103,7 @@ int run_batch_job(const Options& options) {
   const ProbeLoad probe = load_probe(default_probe_path());
   if (!probe.probe) return fail(probe.message, 3);
 
-  const int fd = ::open((dir + "/records.jsonl").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  const int fd = ::open(folder.records().c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0 || ::ftruncate(fd, cp.bytes) != 0 || ::lseek(fd, cp.bytes, SEEK_SET) != cp.bytes)
     return fail("cannot open the records at the checkpoint");
   auto out = std::make_unique<kd_app_embed_out>();
@@ -129,7 +128,7 @@ int run_batch_job(const Options& options) {
     }
     if (!write_in_pieces(fd, records)) return fail("cannot write the records");
     cp = {batch + 1, cp.records + out->count, cp.bytes + static_cast<int64_t>(records.size())};
-    if (!commit(dir, cp)) return fail("cannot commit the checkpoint");
+    if (!commit(folder, cp)) return fail("cannot commit the checkpoint");
     if (g_stop_requested && cp.batches_done < resume::kItems / resume::kBatchSize) return kBatchJobStopped;
   }
   ::close(fd);

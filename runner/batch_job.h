@@ -3,13 +3,12 @@
 // device, appends one checksummed record per id to DIR/records.jsonl and commits each batch
 // with DIR/checkpoint.json (written aside, fsynced, renamed). On start it resumes from the
 // checkpoint and cuts the file back to it, which drops uncommitted and torn records.
-// SIGTERM: the batch in progress is finished and committed, then it exits with kStopped.
+// SIGTERM: the batch in progress is finished and committed, then it exits with kBatchJobStopped.
 #pragma once
 #include "contract/options.h"
+#include "fixtures/batch_job_folder.h"
 
 namespace kd {
-
-constexpr int kBatchJobStopped = 75;  // EX_TEMPFAIL: stopped on request, resumable; 0: every batch done
 
 int run_batch_job(const Options& options);
 

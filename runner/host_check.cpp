@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "nvml_facts.h"
+#include "fixtures/nvml_facts.h"
 #include "process/run_process.h"
 #include "reporters/redact.h"
 
@@ -68,6 +68,7 @@ nlohmann::json host_from_nvidia_smi(bool found, bool timed_out, int exit_status,
 std::future<nlohmann::json> start_host_check() {
   return std::async(std::launch::async, [] {
     // NVML's child runs next to nvidia-smi: the whole check still ends within 3 s.
+    static_assert(kNvmlLimitS <= kHostCheckLimitS, "NVML's child must end within the host check's limit");
     std::future<nlohmann::json> nvml = std::async(std::launch::async, [] { return query_nvml_facts(true); });
     const std::string smi = find_executable("nvidia-smi");
     nlohmann::json host;

@@ -1,5 +1,5 @@
 // --host-check: what nvidia-smi sees (driver version, total memory of each GPU), in at most
-// 3 s, next to the worker, and NVML's health facts of every GPU (host.nvml, runner/nvml_facts.h)
+// 3 s, next to the worker, and NVML's health facts of every GPU (host.nvml, fixtures/nvml_facts.h)
 // in the same 3 s. It informs the report; it never changes the verdict.
 #pragma once
 #include <future>

@@ -8,12 +8,12 @@
 
 #include "contract/run_plan.h"
 #include "fixtures/layer_test.h"
+#include "fixtures/nvml_facts.h"
 #include "runner/aggregate_command.h"
 #include "runner/batch_job.h"
 #include "runner/model_rerun.h"
 #include "runner/range_job.h"
 #include "runner/shard_job.h"
-#include "runner/nvml_facts.h"
 #include "runner/supervisor.h"
 #include "runner/version.h"
 #include "runner/worker.h"

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "fixtures/app_contract.h"
+#include "fixtures/app_contract_io.h"
 #include "fixtures/model_format.h"
 #include "fixtures/probe_loader.h"
 #include "verdict/codes.h"

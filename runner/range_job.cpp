@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fixtures/embeddings_input.h"
 #include "fixtures/probe_loader.h"
-#include "suites/embeddings_input.h"
 #include "verdict/performance.h"
 
 namespace kd {

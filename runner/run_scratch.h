@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "fixtures/app_contract.h"
+#include "fixtures/app_contract_io.h"
 
 namespace kd {
 

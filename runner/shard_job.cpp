@@ -8,11 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fixtures/app_contract.h"
+#include "fixtures/app_contract_io.h"
 #include "fixtures/batch_rows.h"
+#include "fixtures/embeddings_input.h"
 #include "fixtures/model_format.h"
 #include "fixtures/probe_loader.h"
-#include "suites/embeddings_input.h"
 
 namespace kd {
 namespace {

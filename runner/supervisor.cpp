@@ -27,7 +27,7 @@
 #include "contract/run_plan.h"
 #include "host_check.h"
 #include "run_scratch.h"
-#include "fixtures/app_contract.h"
+#include "fixtures/app_contract_io.h"
 #include "fixtures/layer_test.h"
 #include "process/run_process.h"
 #include "process/spawn.h"
@@ -217,36 +217,48 @@ bool run_in_process(const Options& o, const std::string& exe, RunRecord* run) {
   return true;
 }
 
-// The summary first, then the JSON report, so that the report (whose exit code is the
-// process's) also records a summary that could not be written. A summary written before a
-// report that then failed would show a verdict the exit code contradicts: it is removed.
-// Returns the lines for the terminal (paths there only, never in the files).
-// Writes what was asked for. Each file exists only if it agrees with the exit code: when a later
-// one cannot be written (exit 12), the earlier ones are removed again.
-std::string save_files(const Options& o, nlohmann::json* report, const nlohmann::json& spec) {
-  std::string saved;
-  auto undo = [&] {
-    if (o.bundle && saved.find("Bundle:") != std::string::npos) {
-      std::error_code ec;
-      std::filesystem::remove_all(*o.bundle, ec);
-    }
-    if (o.summary_md && saved.find("Summary:") != std::string::npos) ::unlink(o.summary_md->c_str());
-    if (!saved.empty()) saved = "Summary and bundle: removed again, since the report could not be saved\n";
-  };
+// What save_files wrote, so that undoing it removes exactly that and nothing it did not create.
+struct SavedFiles {
+  std::optional<std::string> bundle, summary, report;  // the paths written
+  bool removed = false;  // a bundle or summary was removed again: a later file could not be saved
+
+  void undo() {
+    std::error_code ec;
+    if (bundle) std::filesystem::remove_all(*bundle, ec);
+    if (summary) ::unlink(summary->c_str());
+    removed = removed || bundle || summary;
+    bundle.reset();
+    summary.reset();
+  }
+  // The lines for the terminal (paths there only, never in the files).
+  std::string terminal_text() const {
+    std::string text = removed ? "Summary and bundle: removed again, since the report could not be saved\n" : "";
+    if (bundle) text += fmt::format("Bundle: {}\n", *bundle);
+    if (summary) text += fmt::format("Summary: {}\n", *summary);
+    if (report) text += fmt::format("Report: {}\n", *report);  // the terminal may show the path; the report never does
+    return text;
+  }
+};
+
+// The bundle and the summary first, then the JSON report, so that the report (whose exit code is the
+// process's) also records a summary that could not be written. Each file exists only if it agrees with
+// the exit code: when a later one cannot be written (exit 12), the earlier ones are removed again.
+SavedFiles save_files(const Options& o, nlohmann::json* report, const nlohmann::json& spec) {
+  SavedFiles saved;
   if (o.bundle) {
     if (auto why = write_new_folder(*o.bundle, bundle_files(*report, o, spec)))
       set_verdict(report, Code::OutputWriteFailed, "bundle", *why);
     else
-      saved += fmt::format("Bundle: {}\n", *o.bundle);
+      saved.bundle = *o.bundle;
   }
   // TEST ONLY (--inject-fault slow-save): a window between two files for a signal to arrive in.
   if (o.fault == "slow-save") std::this_thread::sleep_for(std::chrono::seconds(3));
   if (o.summary_md) {
     if (auto why = write_new_file(*o.summary_md, render_markdown_summary(*report))) {
       set_verdict(report, Code::OutputWriteFailed, "summary", *why);
-      undo();
+      saved.undo();
     } else {
-      saved += fmt::format("Summary: {}\n", *o.summary_md);
+      saved.summary = *o.summary_md;
     }
   }
   if (o.output && !o.report_to_stdout()) {  // --output -: printed after the terminal text (supervise)
@@ -254,9 +266,9 @@ std::string save_files(const Options& o, nlohmann::json* report, const nlohmann:
       struct stat st {};
       if (::lstat(o.output->c_str(), &st) == 0) *why += " (it appeared while the run was in progress)";  // absent at the start
       set_verdict(report, Code::OutputWriteFailed, "report", *why);
-      undo();
+      saved.undo();
     } else {
-      saved += fmt::format("Report: {}\n", *o.output);  // the terminal may show the path; the report never does
+      saved.report = *o.output;
     }
   }
   return saved;
@@ -378,7 +390,7 @@ int supervise(const Options& o, const std::string& exe) {
   ::sigaction(SIGXFSZ, &ignore, &old_xfsz);
   // A usage error (a filter that matched no test) checked nothing: no report, summary or bundle says otherwise.
   const bool usage_error = report.value("exit_code", 0) == exit_code(Code::UsageError);
-  const std::string saved = usage_error ? std::string() : save_files(o, &report, spec_json);
+  const std::string saved = usage_error ? std::string() : save_files(o, &report, spec_json).terminal_text();
   ::sigaction(SIGXFSZ, &old_xfsz, nullptr);
   std::fflush(stdout);
   const std::string text = o.quiet ? render_verdict_line(report, colour)

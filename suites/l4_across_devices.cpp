@@ -14,12 +14,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "fixtures/app_contract.h"
+#include "fixtures/app_contract_io.h"
 #include "fixtures/batch_rows.h"
 #include "fixtures/child_process.h"
+#include "fixtures/embeddings_input.h"
 #include "fixtures/layer_test.h"
 #include "fixtures/scratch_folder.h"
-#include "suites/embeddings_input.h"
 #include "verdict/shard_gather.h"
 
 namespace kd {

@@ -8,15 +8,16 @@
 
 #include <fmt/format.h>
 
-#include "fixtures/app_contract.h"
+#include "fixtures/app_contract_io.h"
+#include "fixtures/embeddings_input.h"
 #include "fixtures/extensions.h"
 #include "fixtures/child_process.h"
 #include "fixtures/layer_test.h"
 #include "fixtures/model_format.h"
 #include "fixtures/scratch_folder.h"
 #include "contract/events.h"
-#include "suites/embeddings_input.h"
 #include "suites/l4_extensions.h"
+#include "verdict/app_contract.h"
 
 namespace kd {
 namespace {

@@ -1,4 +1,4 @@
-// L4 clean stop and resume: the batch job (runner/batch_job.h) runs as a child process and is
+// L4 clean stop and resume: the batch job (fixtures/batch_job_folder.h) runs as a child process and is
 // stopped for real — SIGTERM after kStopAfter batches (it finishes the batch in progress), then
 // SIGKILL while a later batch's records are being written — and resumed each time; at the end every
 // id must be present exactly once, no record torn, the checkpoint covering the file (resume_check.h).
@@ -17,11 +17,11 @@
 
 #include <fmt/format.h>
 
+#include "fixtures/batch_job_folder.h"
 #include "fixtures/child_process.h"
 #include "fixtures/layer_test.h"
-#include "fixtures/resume_check.h"
 #include "fixtures/scratch_folder.h"
-#include "runner/batch_job.h"
+#include "verdict/resume_check.h"
 
 namespace kd {
 namespace {
@@ -37,16 +37,15 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
-struct Job {
-  std::string dir;
+struct Job : BatchJobFolder {
   resume::Checkpoint committed() const {  // batches done so far (none before the first commit)
-    return resume::parse_checkpoint(read_file(dir + "/checkpoint.json")).value_or(resume::Checkpoint{});
+    return resume::parse_checkpoint(read_file(checkpoint())).value_or(resume::Checkpoint{});
   }
   int64_t written() const {  // bytes of records on disk, committed or not
     struct stat st {};
-    return ::stat((dir + "/records.jsonl").c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+    return ::stat(records().c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
   }
-  std::string last_log_line() const { return last_line(dir + "/job.log"); }
+  std::string last_log_line() const { return last_line(log()); }
 };
 
 // This executable as the batch job.
@@ -55,7 +54,7 @@ pid_t start(const WorkerContext& ctx, const Job& job) {
   plan.batch_job = job.dir;
   plan.device = ctx.options.device;
   plan.device_index = ctx.device_index();
-  return start_job(ctx, plan, job.dir, job.dir + "/job.log");
+  return start_job(ctx, plan, job.dir, job.log());
 }
 
 // Past `after` batches and in the middle of the next one: some of its records on disk, not yet committed.
@@ -81,9 +80,9 @@ Outcome broken(const std::string& rule, const std::string& output, const std::st
 }  // namespace
 
 KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
-  ScratchFolder folder("kd-resume");
+  ScratchFolder folder(kBatchJobFolderPrefix);
   if (folder.path.empty()) return Outcome::fail(Code::RuntimeError, "cannot create a scratch folder for the batch job");
-  const Job job{folder.path};
+  const Job job{{folder.path}};
   json runs = json::array();
   auto report = [&](const std::string& contract) {
     ctx.fact("/app/stop_resume", {{"items", resume::kItems}, {"batch_size", resume::kBatchSize}, {"batches", kBatches},
@@ -125,7 +124,7 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
   ::kill(pid, SIGKILL);
   status = wait_exit(pid);
   cp = job.committed();
-  const std::string on_disk = read_file(job.dir + "/records.jsonl");
+  const std::string on_disk = read_file(job.records());
   runs.push_back({{"signal", "SIGKILL"}, {"started_at", resumed}, {"sent_after", sent_after}, {"ended_at", cp.batches_done},
                   {"exit", how_it_ended(status)}, {"uncommitted_bytes", static_cast<int64_t>(on_disk.size()) - cp.bytes},
                   {"torn_tail", !on_disk.empty() && on_disk.back() != '\n'}});
@@ -141,7 +140,7 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
                   {"exit", how_it_ended(status)}, {"uncommitted_bytes", job.written() - cp.bytes}});
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return unexpected("resume", status);
 
-  const auto v = resume::verify(read_file(job.dir + "/records.jsonl"), resume::parse_checkpoint(read_file(job.dir + "/checkpoint.json")),
+  const auto v = resume::verify(read_file(job.records()), resume::parse_checkpoint(read_file(job.checkpoint())),
                                 resume::kItems);
   report(v ? v->rule : "passed");
   return v ? broken(v->rule, v->output, v->message) : Outcome::pass();

@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "fixtures/embeddings_input.h"
 #include "fixtures/layer_test.h"
 #include "contract/events.h"
-#include "suites/embeddings_input.h"
 #include "verdict/memory_checks.h"
 
 namespace kd {

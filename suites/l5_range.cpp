@@ -19,10 +19,10 @@
 
 #include <fmt/format.h>
 
+#include "fixtures/embeddings_input.h"
 #include "fixtures/layer_test.h"
 #include "fixtures/scratch_folder.h"
 #include "suites/l5_range_axes.h"
-#include "suites/embeddings_input.h"
 #include "verdict/performance.h"
 #include "verdict/range_sweep.h"
 
@@ -37,7 +37,7 @@ constexpr int kConcurrencyWarmRuns = 8;  // per execution: enough runs for a p95
 // under which scheduling noise dominates a tiny workload's latency) stops the axis. The median, not
 // the p95: one slow run among a few must not end the sweep.
 constexpr double kLatencyFactor = 8, kLatencyFloorMs = 1;
-constexpr int64_t kL4MaxLength = 64, kL4Count = 8;  // suites/embeddings_input.h: the set grows from these
+constexpr int64_t kL4MaxLength = 64, kL4Count = 8;  // fixtures/embeddings_input.h: the set grows from these
 constexpr double kAfterSweep = 5;  // seconds of the run the sweep leaves for the report and the exit
 
 double round3(double x) { return std::round(x * 1000) / 1000; }

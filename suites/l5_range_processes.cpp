@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "fixtures/child_process.h"
+#include "verdict/json_read.h"
 #include "verdict/performance.h"
 
 namespace kd {
@@ -47,11 +48,6 @@ json read_record(const std::string& log) {
     }
   }
   return record;
-}
-
-template <class T>
-std::optional<T> number(const json& j, const char* key) {
-  return j.contains(key) && j[key].is_number() ? std::optional<T>(j[key].get<T>()) : std::nullopt;
 }
 
 }  // namespace
@@ -123,16 +119,16 @@ range::Point ProcessesAxis::run(int64_t n, double seconds_left) {
     }
     const std::string result = r["result"];
     if (result == "passed") {
-      if (auto w = number<double>(r, "warm_median_ms")) warm.push_back(*w);
-      if (auto c = number<double>(r, "cold_ms")) cold.push_back(*c);
+      if (auto w = json_read::number(r, "warm_median_ms")) warm.push_back(*w);
+      if (auto c = json_read::number(r, "cold_ms")) cold.push_back(*c);
     }
-    if (auto rss = number<uint64_t>(r, "rss_peak_bytes")) p.rss_peak = std::max(p.rss_peak.value_or(0), *rss);
-    if (auto d = number<uint64_t>(r, "device_peak_bytes")) p.peak_allocated = std::max(p.peak_allocated.value_or(0), *d);
-    if (auto d = number<uint64_t>(r, "device_reserved_bytes")) p.reserved = std::max(p.reserved.value_or(0), *d);
-    if (auto d = number<uint64_t>(r, "device_total_bytes")) device_total = *d;
+    if (auto rss = json_read::count(r, "rss_peak_bytes")) p.rss_peak = std::max(p.rss_peak.value_or(0), *rss);
+    if (auto d = json_read::count(r, "device_peak_bytes")) p.peak_allocated = std::max(p.peak_allocated.value_or(0), *d);
+    if (auto d = json_read::count(r, "device_reserved_bytes")) p.reserved = std::max(p.reserved.value_or(0), *d);
+    if (auto d = json_read::count(r, "device_total_bytes")) device_total = *d;
     // The first to run out: the one that got there soonest by its own clock.
     auto sooner = [&](const std::optional<json>& have) {
-      return !have || number<double>(r, "seconds").value_or(1e300) < number<double>(*have, "seconds").value_or(1e300);
+      return !have || json_read::number(r, "seconds").value_or(1e300) < json_read::number(*have, "seconds").value_or(1e300);
     };
     if (result == "out_of_memory" && sooner(first_oom)) first_oom = r;
     if (result == "failed" && sooner(first_failure)) first_failure = r;
@@ -154,7 +150,7 @@ range::Point ProcessesAxis::run(int64_t n, double seconds_left) {
     p.note = named(*first_oom);
     if (limit.is_null() || n < limit["processes"].get<int64_t>())  // the bisection's smallest N that ran out
       limit = {{"processes", n}, {"process", (*first_oom)["process"]}, {"phase", (*first_oom)["phase"]},
-               {"seconds", number<double>(*first_oom, "seconds") ? (*first_oom)["seconds"] : json()},
+               {"seconds", json_read::number(*first_oom, "seconds") ? (*first_oom)["seconds"] : json()},
                {"note", (*first_oom)["note"]}};
   } else if (over_budget) {
     p.result = range::Result::OverBudget;

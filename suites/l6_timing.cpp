@@ -10,9 +10,9 @@
 
 #include <fmt/format.h>
 
+#include "fixtures/embeddings_input.h"
 #include "fixtures/layer_test.h"
 #include "fixtures/target_gpu.h"
-#include "suites/embeddings_input.h"
 #include "verdict/device_ceilings.h"
 #include "verdict/gpu_health.h"
 #include "verdict/performance.h"

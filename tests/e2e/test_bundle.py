@@ -1,9 +1,11 @@
 """--bundle DIR: a new folder with the documented files, no machine paths, never an existing path."""
 import json
 import os
+import subprocess
+import time
 import unittest
 
-from kd import DiagnosticTest, needs_probe
+from kd import BIN, DiagnosticTest, needs_probe
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
 FILES = {"command.json", "versions.json", "parameters.json", "input.json", "steps.json", "memory.json",
@@ -57,6 +59,27 @@ class Bundle(DiagnosticTest):
             self.assertIn("already exists", r.stderr)
             self.assertNotIn("Verdict:", r.stdout)  # nothing ran
         self.assertEqual(os.listdir(os.path.join(self.dir, "folder")), [])
+
+    def test_the_bundle_is_removed_again_when_the_report_cannot_be_saved(self):
+        """A bundle is only kept beside a report that agrees with the exit code. --inject-fault slow-save
+        (test only) pauses after the bundle: the report's path is taken then, so its write fails (12)."""
+        bundle, report = os.path.join(self.dir, "bundle"), os.path.join(self.dir, "report.json")
+        proc = subprocess.Popen([BIN, "--device", "cpu", "--inject-fault", "slow-save", "--bundle", bundle,
+                                 "--output", report], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 110
+        while not os.path.exists(bundle) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.assertTrue(os.path.exists(bundle), "the bundle was not written")
+        with open(report, "w") as f:
+            f.write("precious")
+        out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 12, out + err)
+        self.assertIn("appeared while the run was in progress", out)
+        self.assertEqual(os.listdir(self.dir), ["report.json"], "a bundle contradicting the exit code must not stay")
+        with open(report) as f:
+            self.assertEqual(f.read(), "precious")
+        self.assertIn("Summary and bundle: removed again, since the report could not be saved", out)
+        self.assertNotIn("Bundle:", out)
 
     def test_a_missing_parent_folder_is_refused(self):
         r = self.run_kd("--device", "cpu", "--bundle", os.path.join(self.dir, "no", "bundle"), report=False)

@@ -2,7 +2,7 @@
 // address that matches LibTorch's device to NVML's GPU; the NVML child's output -> host.nvml.
 #include <gtest/gtest.h>
 
-#include "runner/nvml_facts.h"
+#include "fixtures/nvml_facts.h"
 #include "verdict/codes.h"
 #include "verdict/gpu_health.h"
 #include "verdict/hints.h"

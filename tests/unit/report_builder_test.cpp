@@ -1,10 +1,13 @@
-// The report's verdict from the worker's events and how the worker ended: the code,
-// exit code, stage, message and next action a user reads.
+// The report from the worker's events and how the worker ended: the verdict as a user reads it
+// (code, exit code, stage, message, next action, after_failure, warnings), the facts, layers and
+// markers. Each branch of the decision itself: decision_test.cpp.
 #include "reporters/report_builder.h"
 
 #include <csignal>
 
 #include <gtest/gtest.h>
+
+#include "worker_ends.h"
 
 namespace kd {
 namespace {
@@ -32,22 +35,7 @@ json end(int ran, int failures, const json& failure = nullptr) {
   return {{"ev", "end"}, {"ran", ran}, {"failed", failures}, {"skipped", 0}, {"failure", failure}};
 }
 
-WorkerEnd exited(int status) {
-  WorkerEnd w;
-  w.exited = true;
-  w.exit_status = status;
-  return w;
-}
-WorkerEnd killed(int sig) {
-  WorkerEnd w;
-  w.signal = sig;
-  return w;
-}
-WorkerEnd timed_out() {  // the supervisor killed it at the limit
-  WorkerEnd w = killed(SIGKILL);
-  w.timed_out = true;
-  return w;
-}
+using namespace kd::test;
 
 json build(std::vector<json> events, WorkerEnd worker = exited(0), Options options = {}) {
   RunRecord run;
@@ -127,33 +115,6 @@ TEST(ReportBuilder, FailureMessagesAreRedacted) {
   EXPECT_EQ(r["layers"][0]["tests"][0]["message"], "<path>/libc10.so: file too short");
 }
 
-TEST(ReportBuilder, UnknownFailureCodeIsARuntimeError) {
-  const json f = failed("L3_TinyOp", "Product", "SOMETHING_NEW", "L3.product", "boom");
-  const json r = build({f, end(1, 1, f)});
-  EXPECT_EQ(r["code"], "RUNTIME_ERROR");
-  EXPECT_EQ(r["exit_code"], 9);
-}
-
-TEST(ReportBuilder, TimeoutNamesTheLastStage) {
-  const json r = build({stage("L1.import"), stage("L3.synchronize")}, timed_out());
-  EXPECT_EQ(r["code"], "TIMEOUT");
-  EXPECT_EQ(r["exit_code"], 10);
-  EXPECT_EQ(r["stage"], "L3.synchronize");
-  const std::string message = r["error"]["message"];
-  EXPECT_NE(message.find("L3.synchronize"), std::string::npos) << message;
-  EXPECT_NE(message.find("30 s"), std::string::npos) << message;
-}
-
-TEST(ReportBuilder, WorkerKilledWithoutVerdictIsWorkerFailed) {
-  const json r = build({stage("L2.gpu_available")}, killed(SIGKILL));
-  EXPECT_EQ(r["code"], "WORKER_FAILED");
-  EXPECT_EQ(r["exit_code"], 11);
-  EXPECT_EQ(r["stage"], "L2.gpu_available");
-  const std::string message = r["error"]["message"];
-  EXPECT_NE(message.find("SIGKILL"), std::string::npos) << message;
-  EXPECT_NE(message.find("L2.gpu_available"), std::string::npos) << message;
-}
-
 TEST(ReportBuilder, WorkerExitingWithoutVerdictIsWorkerFailed) {
   const json r = build({}, exited(1));
   EXPECT_EQ(r["code"], "WORKER_FAILED");
@@ -172,24 +133,9 @@ TEST(ReportBuilder, AWorkerThatDiesLoadingTheModelIsModelLoadFailed) {
             std::string::npos) << r["error"];
   EXPECT_EQ(r["after_failure"], (json{{"event", "worker_failed"}, {"code", "WORKER_FAILED"}, {"stage", "L4.model_load"},
                                       {"message", "the worker was killed by signal 7 (SIGBUS)"}}));
-  // Elsewhere, or stopped by the supervisor, it stays what it was.
-  EXPECT_EQ(build({stage("L4.model_run")}, killed(SIGBUS))["code"], "WORKER_FAILED");
-  WorkerEnd stopped = killed(SIGKILL);
-  stopped.interrupted = true;
-  EXPECT_EQ(build({stage("L4.model_load")}, stopped)["code"], "WORKER_FAILED");
-  EXPECT_EQ(build({stage("L4.model_load")}, timed_out())["code"], "TIMEOUT");
 }
 
-TEST(ReportBuilder, InterruptedRunIsWorkerFailed) {
-  WorkerEnd w = killed(SIGTERM);
-  w.interrupted = true;
-  const json r = build({stage("L1.import")}, w);
-  EXPECT_EQ(r["code"], "WORKER_FAILED");
-  EXPECT_NE(r["error"]["message"].get<std::string>().find("interrupted"), std::string::npos) << r["error"];
-}
-
-// The first failing test decides, whatever happens after it. Its code is lower (3) and higher (14) than the
-// later event's (10, 11), so neither "last wins" nor "lowest code wins" passes these.
+// The first failing test decides, whatever happens after it: the later crash is the report's after_failure.
 TEST(ReportBuilder, TheFirstFailureDecidesWhenTheWorkerCrashesAfterIt) {
   const json f = failed("L1_RuntimeImport", "PythonImportsTorch", "TORCH_MISSING", "L1.python", "python: no module named torch");
   const json r = build({stage("L1.python"), f, stage("L3.inputs")}, killed(SIGABRT));
@@ -202,41 +148,6 @@ TEST(ReportBuilder, TheFirstFailureDecidesWhenTheWorkerCrashesAfterIt) {
   EXPECT_EQ(r["after_failure"]["stage"], "L3.inputs");
   EXPECT_NE(r["after_failure"]["message"].get<std::string>().find("SIGABRT"), std::string::npos) << r["after_failure"];
   EXPECT_TRUE(has_warning_with(r, "after the first failure")) << r["warnings"];
-}
-
-TEST(ReportBuilder, TheFirstFailureDecidesWhenTheRunTimesOutAfterIt) {
-  const json f = failed("L1_RuntimeImport", "PythonImportsTorch", "TORCH_MISSING", "L1.python", "python: no torch");
-  const json r = build({stage("L1.python"), f, stage("L3.synchronize")}, timed_out());
-  EXPECT_EQ(r["code"], "TORCH_MISSING");
-  EXPECT_EQ(r["after_failure"]["event"], "timeout");
-  EXPECT_EQ(r["after_failure"]["code"], "TIMEOUT");
-  EXPECT_EQ(r["after_failure"]["stage"], "L3.synchronize");
-}
-
-TEST(ReportBuilder, AHigherFirstFailureCodeIsKeptOverALaterCrashOrTimeout) {
-  const json f = failed("L4_App", "Contract", "APP_CHECK_FAILED", "L4.contract", "output 0 has NaN");
-  for (const WorkerEnd& w : {killed(SIGSEGV), timed_out()}) {
-    const json r = build({stage("L4.contract"), f, stage("L4.stop_resume")}, w);
-    EXPECT_EQ(r["code"], "APP_CHECK_FAILED");
-    EXPECT_EQ(r["exit_code"], 14);
-    EXPECT_EQ(r["stage"], "L4.contract");
-    EXPECT_EQ(r["after_failure"]["stage"], "L4.stop_resume");
-  }
-  const json interrupted = [&] {
-    WorkerEnd w = killed(SIGTERM);
-    w.interrupted = true;
-    return build({f}, w);
-  }();
-  EXPECT_EQ(interrupted["code"], "APP_CHECK_FAILED");
-  EXPECT_EQ(interrupted["after_failure"]["event"], "interrupted");
-}
-
-TEST(ReportBuilder, AWorkerThatFloodsTheChannelIsStoppedAsWorkerFailed) {
-  WorkerEnd w = killed(SIGKILL);
-  w.flooded = true;
-  const json r = build({stage("L1.import")}, w);
-  EXPECT_EQ(r["code"], "WORKER_FAILED");
-  EXPECT_NE(r["error"]["message"].get<std::string>().find("16 MiB"), std::string::npos) << r["error"];
 }
 
 TEST(ReportBuilder, AFailureWithAVerdictHasNoAfterFailure) {
@@ -281,17 +192,6 @@ TEST(ReportBuilder, VerifiedCpuRunIsCpuCheckPassedAndSaysNothingOfTheGpu) {
   EXPECT_EQ(r["pytorch"]["gpu_available"], nullptr);
   EXPECT_EQ(r["pytorch"]["visible_device_count"], nullptr);
   EXPECT_EQ(r["execution"]["device"], "cpu");
-}
-
-TEST(ReportBuilder, APassNamesTheLastStepThatPassedNotASkippedOne) {
-  std::vector<json> events = verified_run("cpu");
-  const json skip = {{"ev", "test_end"}, {"suite", "L3_TinyOp"}, {"test", "Synchronize"}, {"status", "skipped"},
-                     {"message", "CPU work is synchronous: nothing to synchronize"}, {"duration_ms", 0}};
-  events.insert(events.end() - 1, {{{"ev", "test_start"}, {"suite", "L3_TinyOp"}, {"test", "Synchronize"}},
-                                   stage("L3.synchronize"), skip});
-  const json r = build(events, exited(0), cpu());
-  EXPECT_EQ(r["code"], "CPU_CHECK_PASSED");
-  EXPECT_EQ(r["stage"], "L3.gradients");
 }
 
 TEST(ReportBuilder, PassWithoutTheFullCheckIsSelectedTestsPassed) {

@@ -1,5 +1,5 @@
 // The stop/resume check on hand-made output files: each rule fires on exactly its fault.
-#include "fixtures/resume_check.h"
+#include "verdict/resume_check.h"
 
 #include <gtest/gtest.h>
 
