@@ -49,19 +49,21 @@ std::variant<Options, std::string> options_from_plan(const json& plan) {
   return o;
 }
 
-std::optional<std::string> write_plan(const Options& o, const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return fmt::format("cannot create {}: {}", path, std::strerror(errno));
-  const std::string text = plan_document(o).dump() + "\n";
+bool write_private_file(const std::string& path, const std::string& content) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return false;
   size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     done += static_cast<size_t>(n);
   }
-  const bool ok = done == text.size() && ::close(fd) == 0;
-  if (!ok) return fmt::format("cannot write {}", path);
+  return ::close(fd) == 0 && done == content.size();
+}
+
+std::optional<std::string> write_plan(const Options& o, const std::string& path) {
+  if (!write_private_file(path, plan_document(o).dump() + "\n")) return fmt::format("cannot write {}: {}", path, std::strerror(errno));
   return std::nullopt;
 }
 

@@ -24,6 +24,8 @@ std::variant<Options, std::string> options_from_plan(const nlohmann::json& plan)
 
 // Writes the plan as a new file, mode 0600 (an existing file is never replaced); the error says why.
 std::optional<std::string> write_plan(const Options& o, const std::string& path);
+// content as a new file of this user's only (0600; an existing file or a link is never written through).
+bool write_private_file(const std::string& path, const std::string& content);
 std::variant<Options, std::string> read_plan(const std::string& path);
 
 }  // namespace kd

@@ -14,21 +14,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "contract/run_plan.h"
+
 namespace kd {
 namespace {
-
-bool write_private(const std::string& path, const std::string& content) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return false;
-  size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  return ::close(fd) == 0 && done == content.size();
-}
 
 // The owner's pid from "kd-run-<pid>-XXXXXX", or 0.
 pid_t owner_pid(const std::string& name) {
@@ -82,13 +71,13 @@ std::optional<std::string> RunScratch::open(const std::optional<app::SpecFiles>&
   if (!spec) return std::nullopt;
   std::string text = spec->spec;
   if (spec->reference) {  // the copy names its own copy of the reference, next to it
-    if (!write_private(path_ + "/reference.json", *spec->reference)) return "cannot copy the reference file";
+    if (!write_private_file(path_ + "/reference.json", *spec->reference)) return "cannot copy the reference file";
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);  // read_spec_files parsed it (depth bounded)
     if (j.is_discarded()) return "the spec changed";
     j["outputs"]["reference"]["file"] = "reference.json";
     text = j.dump();
   }
-  if (!write_private(path_ + "/input.json", text)) return "cannot copy the spec";
+  if (!write_private_file(path_ + "/input.json", text)) return "cannot copy the spec";
   input_copy_ = path_ + "/input.json";
   return std::nullopt;
 }
