@@ -1,6 +1,7 @@
 #include "option_table.h"
 
 #include <algorithm>
+#include <deque>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -189,8 +190,7 @@ json redacted_gtest_flags(const Options& o) {
 json null_if_empty(const json& v) { return v.empty() ? json() : v; }
 
 std::vector<OptionRow> make_table() {
-  std::vector<OptionRow> t;
-  t.reserve(64);  // each row is finished through its reference before the next is added
+  std::deque<OptionRow> t;  // a row's reference stays valid while later rows are added
   auto add = [&](OptionRow r) -> OptionRow& { return t.emplace_back(std::move(r)); };
 
   OptionRow& device = add(option("--device", "cuda|cpu", &Options::device, "device",
@@ -486,7 +486,7 @@ std::vector<OptionRow> make_table() {
         return a;
       };
   }
-  return t;
+  return {t.begin(), t.end()};
 }
 
 }  // namespace
