@@ -192,16 +192,19 @@ bool port_answers(const std::string& host, int port, Clock::time_point deadline)
 }
 
 // Every rank announces itself, then waits for all: a missing rank is named, not just timed out.
-void wait_for_ranks(const kd_collective_in& in, Clock::time_point t0, kd_collective_join_out* out) {
+// WHAT is "joined" (every rank in the store) or "connected" (every rank's group made: only then is the join
+// over for all, so that a rank lost after it is seen by every other rank in the same later step).
+void wait_for_ranks(const char* what, const char* verb, const kd_collective_in& in, Clock::time_point t0,
+                    kd_collective_join_out* out) {
   const auto deadline = t0 + ms(in.join_timeout_s);
-  group->store->set(rank_key("joined", in.rank), std::vector<uint8_t>{1});
+  group->store->set(rank_key(what, in.rank), std::vector<uint8_t>{1});
   std::vector<std::string> keys;
-  for (int r = 0; r < in.world_size; ++r) keys.push_back(rank_key("joined", r));
+  for (int r = 0; r < in.world_size; ++r) keys.push_back(rank_key(what, r));
   while (!group->store->check(keys)) {
     if (Clock::now() >= deadline) {
-      list_missing("joined", &out->missing_count, out->missing);
-      out->joined = in.world_size - out->missing_count;
-      unreachable(missing_text(out->missing, out->missing_count) + " did not join within " +
+      list_missing(what, &out->missing_count, out->missing);
+      if (out->joined == 0) out->joined = in.world_size - out->missing_count;  // every rank joined if "connected"
+      unreachable(missing_text(out->missing, out->missing_count) + " did not " + verb + " within " +
                   seconds_text(in.join_timeout_s));
     }
     std::this_thread::sleep_for(milliseconds(20));
@@ -261,7 +264,7 @@ kd_status collective_join(const kd_collective_in* in, kd_collective_join_out* ou
                                   : not_answered);
       }
       group->store->setTimeout(ms(left()));
-      wait_for_ranks(*in, t0, out);
+      wait_for_ranks("joined", "join", *in, t0, out);
       try {
         group->backend = make_backend(*in, out);
       } catch (const Unsupported&) {
@@ -270,6 +273,7 @@ kd_status collective_join(const kd_collective_in* in, kd_collective_join_out* ou
         unreachable(std::string("every rank joined, but the ") + out->backend + " group could not connect: " +
                     summary_line(e.what()));
       }
+      wait_for_ranks("connected", (std::string("connect its ") + out->backend + " group").c_str(), *in, t0, out);
   });
   out->seconds = since(t0);
   copy_to(out->desc, sizeof out->desc,

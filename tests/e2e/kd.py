@@ -109,6 +109,28 @@ class Result:
         return "(none)", self.rc, None
 
 
+def rendezvous_port():
+    """A free TCP port for a job's rank 0, below the kernel's ephemeral range: a port the kernel picks for
+    bind(0) or for any connect() of a test running beside this one could be taken again before rank 0
+    binds it (the ranks' own Gloo connections take ephemeral ports too)."""
+    import random
+    import socket
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    for _ in range(200):
+        port = random.randrange(10000, max(low, 10001))
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free port below the ephemeral range")
+
+
 def read(path):
     with open(path) as f:
         return f.read()

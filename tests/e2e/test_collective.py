@@ -5,19 +5,12 @@ makes the others end with 17, not hang; a wrong contribution on one rank (collec
 rank; the aggregate of the ranks' reports shows one row per rank and the job's verdict."""
 import json
 import os
-import socket
 import subprocess
 import time
 
 import unittest
 
-from kd import BIN, BUILD, DiagnosticTest, needs_probe, validate
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from kd import BIN, BUILD, DiagnosticTest, needs_probe, rendezvous_port, validate
 
 
 @needs_probe
@@ -42,7 +35,7 @@ class WithoutGloo(DiagnosticTest):
 class Collective(DiagnosticTest):
     def ranks(self, world, *args, start=None, timeout="30"):
         """Starts the ranks of one job (START: which of them; default all), waits, returns (rc, report, stdout) each."""
-        port = free_port()
+        port = rendezvous_port()
         procs = []
         for rank in range(world) if start is None else start:
             path = os.path.join(self.dir, f"rank-{rank}.json")

@@ -12,7 +12,7 @@ import unittest
 import jsonschema
 import yaml
 
-from kd import BIN, BUILD, DiagnosticTest, expected_default_code, read, schema_validator, validate
+from kd import BIN, BUILD, DiagnosticTest, expected_default_code, read, rendezvous_port, schema_validator, validate
 
 KUBE = os.path.join(os.path.dirname(os.path.dirname(BUILD.schema)), "ci", "kubernetes")
 SLURM = os.path.join(os.path.dirname(KUBE), "slurm")
@@ -76,10 +76,7 @@ class Kubernetes(DiagnosticTest):
         # Two pods' scripts at once, rank 0 on this machine (MASTER_ADDR), Gloo over the CPU (KD_ARGS).
         if not BUILD.collective:
             self.skipTest("this LibTorch has no Gloo process group (test_collective.WithoutGloo)")
-        import socket
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = str(s.getsockname()[1])
+        port = str(rendezvous_port())
         reports = os.path.join(self.dir, "reports")
         os.mkdir(reports)
         pods = [self.run_container("kernodeck-collective-job.yaml",
