@@ -4,7 +4,7 @@
 #pragma once
 #include <stdint.h>
 
-#define KD_PROBE_ABI_VERSION 11 // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
+#define KD_PROBE_ABI_VERSION 12 // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
                                 // 6: L5 memory; 7: the peer layer L7; 8: the model's format (AOTInductor packages);
                                 // 9: extension libraries (--extension), an input kept on the host; named model outputs and inputs,
                                 //    forward()'s signature; the operating range's
@@ -12,6 +12,7 @@
                                 // 10: the device's PCI address (L2's health test matches it to NVML's GPUs)
                                 // 11: the collective layer L8 (one rank of a job's process group); L7's all-reduce
                                 //     over a list of GPUs; a model input's rows (the user's model split over GPUs)
+                                // 12: the heavy part in a library of its own (heavy_part), loaded when first needed
 // The one exported symbol: it returns the table. Its name never changes; the table's abi_version says which
 // layout it is (KD_PROBE_ABI_VERSION), and a probe of another version is refused when it is loaded.
 #define KD_PROBE_ENTRY "kd_probe_get"
@@ -342,6 +343,9 @@ typedef struct kd_probe_table {
   kd_status (*collective_bandwidth)(const int64_t* bytes, int count, double seconds_per_size,
                                     kd_collective_bandwidth_out* out);
   kd_status (*collective_end)(void);  // every rank done (bounded wait), then the group and the store go
+  // Loads libkd_probe_heavy.so now (ABI 12), which holds L4's, L7's and L8's entries above and is otherwise
+  // loaded at their first call: KD_ERR_LIBRARY says why it cannot (not built, or refused by the loader).
+  kd_status (*heavy_part)(void);
 } kd_probe_table;
 
 typedef const kd_probe_table* (*kd_probe_entry_fn)(void);

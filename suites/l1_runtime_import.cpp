@@ -98,6 +98,14 @@ KD_STEP(1, L1_RuntimeImport, LibTorchLoads, "L1.import", "L1.runtime") {
   ctx.fact("/pytorch/hip_compiled", or_null(info.hip_compiled));
   ctx.fact("/pytorch/backend", info.backend);
   ctx.fact("/pytorch/source", info.source);
+  // L4, L7 and L8 use the probe's heavy part, a library of its own: one missing or refused is this step's
+  // failure (the probe cannot load), never a later layer's runtime error.
+  for (const char* id : {"L4", "L7", "L8"}) {
+    if (!layer_will_run(id)) continue;
+    const kd_status heavy = load.probe->heavy_part();
+    if (heavy.kind != KD_OK) return Outcome::fail(Code::TorchImportFailed, heavy.message);
+    break;
+  }
   return Outcome::pass();
 }
 

@@ -5,6 +5,11 @@ KD_DEPS=$KD_ROOT/.deps
 KD_PINNED_TORCH=torch==2.11.0
 
 say() { printf 'kernodeck: %s\n' "$*" >&2; }
+
+# scripts/build holds this lock while it configures and builds $KD_BUILD: two builds of one folder at once
+# (a run beside scripts/run's background build) would break ninja's logs.
+build_lock() { echo "$KD_BUILD/.kd-build.lock"; }
+build_running() { [ -f "$(build_lock)" ] && ! flock -n "$(build_lock)" true; }
 die() { say "error: $*"; exit 1; }
 
 # The distribution, from /etc/os-release: Debian 12 and Ubuntu 22.04/24.04 (the images GPU machines are

@@ -210,6 +210,19 @@ def undefined_symbol(t, b):
     return r
 
 
+@row("TORCH_IMPORT_FAILED", 4, "L1.import", "the probe's heavy part absent (libkd_probe.so copied alone), L4 asked for",
+     builds=PROBE)
+def heavy_part_absent(t, b):
+    binary = copy_alone(t, b, probe=b.probe)
+    r = t.run_kd("--device", "cpu", "--layers", "L1,L4", binary=binary)
+    t.assertIn("the probe's heavy part (libkd_probe_heavy.so", message(r), shown(r))
+    t.assertTrue(r.report["pytorch"]["loaded"], shown(r))  # LibTorch itself loaded: the report says so
+    # The plain run uses none of it: a first build of libkd_probe.so alone gives the verdict.
+    plain = t.run_kd("--device", "cpu", binary=binary)
+    t.assertEqual((plain.rc, plain.report["code"]), (0, "CPU_CHECK_PASSED"), shown(plain))
+    return r
+
+
 # --- 5, 6, 7: backend and device -------------------------------------------------------------
 
 @row("GPU_BACKEND_ABSENT", 5, "L2.backend", "Debian's CPU-only LibTorch 1.13, default run", builds=("cpu-only",))
