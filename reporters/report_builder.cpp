@@ -165,7 +165,7 @@ void attach_hint(json* report, Code code, const std::string& raw_message, const 
   if (h) (*report)["error"]["next_action"] = (*report)["next_action"] = h->action;
 }
 
-// A skipped test's kind, as the listener sent it (verdict/listener.h): not_applicable, or blocked by a failure.
+// A skipped test's kind, as the listener sent it (fixtures/listener.h): not_applicable, or blocked by a failure.
 void add_skip_kind(const json& ev, json* t) {
   const std::string kind = text(ev, "skip_kind");
   if (kind != "not_applicable" && kind != "blocked") return;  // a broken worker's: no kind rather than a guess

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "verdict/listener.h"
+#include "fixtures/listener.h"
 
 TEST(Pass, One) { SUCCEED(); }
 TEST(Pass, Two) { SUCCEED(); }
