@@ -33,15 +33,15 @@ Sink fd_sink(int fd) {
   };
 }
 
-void emit(const nlohmann::json& event) {
-  if (current_sink()) current_sink()(event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+void emit(const Event& event) {
+  if (current_sink()) current_sink()(to_json(event).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
-void stage(std::string_view s) { emit({{"ev", "stage"}, {"stage", s}}); }
+void stage(std::string_view s) { emit(Stage{std::string(s)}); }
 
-void fact(std::string_view pointer, const nlohmann::json& value) {
-  emit({{"ev", "fact"}, {"path", pointer}, {"value", value}});
-}
+void fact(std::string_view pointer, const nlohmann::json& value) { emit(Fact{std::string(pointer), value}); }
+
+void warning(std::string text) { emit(Warning{std::move(text)}); }
 
 void set_run_id(std::string id) { run_id() = std::move(id); }
 
@@ -52,7 +52,7 @@ double monotonic_ms() {
 }
 
 void marker(std::string_view name, std::string_view stage) {
-  emit({{"ev", "marker"}, {"run_id", run_id()}, {"name", name}, {"stage", stage}, {"t_mono_ms", monotonic_ms()}});
+  emit(Marker{run_id(), std::string(name), std::string(stage), monotonic_ms()});
 }
 
 void LineCollector::feed(std::string_view bytes) {
@@ -82,12 +82,12 @@ void LineCollector::take(const std::string& line) {
     return;
   }
   if (line.empty()) return;
-  auto j = nlohmann::json::parse(line, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("ev") || !j["ev"].is_string()) {
+  std::optional<Event> event = from_json(nlohmann::json::parse(line, nullptr, false));  // a parse error: discarded
+  if (!event) {
     ++malformed_;
     return;
   }
-  events_.push_back(std::move(j));
+  events_.push_back(std::move(*event));
 }
 
 }  // namespace kd::events

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "terminal_reporter.h"
-#include "verdict/json_read.h"
 
 namespace kd {
 
@@ -23,32 +22,32 @@ void LiveLayers::write(const std::string& text) {
 
 void LiveLayers::close_current() {
   if (!current_) return;
-  const std::string line = render_layer_line(layer_entry(*current_, events_), colour_);
+  const std::string line = render_layer_line(layer_entry(*current_, ended_), colour_);
   write((progress_shown_ ? "\r\033[K" : "") + line);
   progress_shown_ = false;
   current_ = nullptr;
-  events_.clear();
+  ended_.clear();
 }
 
-void LiveLayers::on_event(const nlohmann::json& ev) {
-  // The worker's events are checked, not trusted: a field of another type reads as absent.
-  const std::string kind = json_read::text(ev, "ev");
-  if (kind == "end") return close_current();
-  if (kind != "test_start" && kind != "test_end") return;
-  const LayerInfo* layer = layer_of(json_read::text(ev, "suite"));
+void LiveLayers::on_event(const events::Event& ev) {
+  if (std::holds_alternative<events::End>(ev)) return close_current();
+  const auto* started = std::get_if<events::TestStart>(&ev);
+  const auto* ended = std::get_if<events::TestEnd>(&ev);
+  if (!started && !ended) return;
+  const LayerInfo* layer = layer_of(started ? started->suite : ended->suite);
   if (!layer) return;
   if (layer != current_) {
     close_current();
     current_ = layer;
   }
-  if (kind == "test_end") {
-    events_.push_back(ev);
+  if (ended) {
+    ended_.push_back(*ended);
     return;
   }
   // A long layer (L4-L7 take seconds) shows which test runs now; a pipe gets the finished lines only.
   if (tty_)
-    write(fmt::format("\r\033[K  {:<3} {:<20} running {} ({} done)", layer->id, layer->title, json_read::text(ev, "test"),
-                      events_.size()));
+    write(fmt::format("\r\033[K  {:<3} {:<20} running {} ({} done)", layer->id, layer->title, started->test,
+                      ended_.size()));
   progress_shown_ = tty_;
 }
 

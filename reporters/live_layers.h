@@ -6,8 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "contract/event_types.h"
 #include "report_builder.h"
 
 namespace kd {
@@ -16,7 +15,7 @@ class LiveLayers {
  public:
   // tty: the stream is a terminal (progress lines are drawn and overwritten); colour as in TerminalView.
   LiveLayers(std::vector<LayerInfo> layers, std::FILE* out, bool tty, bool colour);
-  void on_event(const nlohmann::json& ev);
+  void on_event(const events::Event& ev);
   void finish();  // the layer in progress when the worker ended (a crash, a timeout) gets its line too
 
  private:
@@ -28,7 +27,7 @@ class LiveLayers {
   std::FILE* out_;
   bool tty_, colour_;
   const LayerInfo* current_ = nullptr;
-  std::vector<nlohmann::json> events_;  // the current layer's test_end events
+  std::vector<events::TestEnd> ended_;  // the current layer's tests that ended
   bool progress_shown_ = false;
 };
 

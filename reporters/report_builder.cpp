@@ -8,6 +8,7 @@
 
 #include "contract/option_table.h"
 #include "redact.h"
+#include "worker_events.h"
 
 #ifndef KD_VERSION
 #define KD_VERSION "unknown"
@@ -74,11 +75,11 @@ bool is_plain(const json& v) {  // a scalar, or a list of scalars (pytorch.arch_
 // Facts come from the worker, which may be broken: they land only where the report has a place
 // for them and never reshape it. runtime, pytorch and execution have fixed keys taking plain
 // values; device (plain values), python, app, timing, memory, peer and collective are objects the layers fill.
-void apply_fact(json* report, const json& ev) {
+void apply_fact(json* report, const events::Fact& fact) {
   static const std::set<std::string> kFixed = {"runtime", "pytorch", "execution"};
   static const std::set<std::string> kOpen = {"device", "python", "app", "timing", "memory", "peer", "collective"};
-  const std::string path = text(ev, "path");
-  const json value = ev.contains("value") ? ev["value"] : json();
+  const std::string& path = fact.path;
+  const json& value = fact.value;
   if (path.size() < 2 || path[0] != '/') return;
   const size_t slash = path.find('/', 1);
   const std::string section = path.substr(1, slash == std::string::npos ? std::string::npos : slash - 1);
@@ -100,9 +101,12 @@ void apply_fact(json* report, const json& ev) {
   }
 }
 
-json layers_section(const std::vector<LayerInfo>& layers, const std::vector<json>& events) {
+json layers_section(const std::vector<LayerInfo>& layers, const std::vector<events::Event>& events) {
+  std::vector<events::TestEnd> tests;
+  for (const auto& ev : events)
+    if (const auto* t = std::get_if<events::TestEnd>(&ev)) tests.push_back(*t);
   json out = json::array();
-  for (const auto& l : layers) out.push_back(layer_entry(l, events));
+  for (const auto& l : layers) out.push_back(layer_entry(l, tests));
   return out;
 }
 
@@ -110,14 +114,14 @@ json layers_section(const std::vector<LayerInfo>& layers, const std::vector<json
 json markers_section(const RunRecord& run, int* foreign) {
   json out = json::array();
   for (const auto& ev : run.events) {
-    if (text(ev, "ev") != "marker") continue;
-    if (text(ev, "run_id") != run.run_id || text(ev, "name").empty()) {
+    const auto* m = std::get_if<events::Marker>(&ev);
+    if (!m) continue;
+    if (m->run_id != run.run_id || m->name.empty()) {
       ++*foreign;
       continue;
     }
-    const std::string stage = text(ev, "stage");
-    const double t = json_read::number(ev, "t_mono_ms").value_or(0) - run.start_mono_ms;
-    out.push_back({{"name", ev["name"]}, {"stage", stage.empty() ? json() : json(stage)},
+    const double t = m->t_mono_ms - run.start_mono_ms;
+    out.push_back({{"name", m->name}, {"stage", m->stage.empty() ? json() : json(m->stage)},
                    {"t_ms", std::round(std::max(t, 0.0) * 1000) / 1000}});
   }
   return out;
@@ -165,15 +169,14 @@ void attach_hint(json* report, Code code, const std::string& raw_message, const 
   if (h) (*report)["error"]["next_action"] = (*report)["next_action"] = h->action;
 }
 
-// A skipped test's kind, as the listener sent it (verdict/listener.h): not_applicable, or blocked by a failure.
-void add_skip_kind(const json& ev, json* t) {
-  const std::string kind = text(ev, "skip_kind");
+// A skipped test's kind, as the listener sent it (fixtures/listener.h): not_applicable, or blocked by a failure.
+void add_skip_kind(const events::TestEnd& ev, json* t) {
+  const std::string kind = ev.skip_kind.value_or("");
   if (kind != "not_applicable" && kind != "blocked") return;  // a broken worker's: no kind rather than a guess
   (*t)["skip_kind"] = kind;
-  const auto by = ev.find("blocked_by");
-  if (kind != "blocked" || by == ev.end() || !by->is_object()) return;
-  const std::string stage = text(*by, "stage"), code = text(*by, "code");
-  if (!stage.empty() && code_from_name(code)) (*t)["blocked_by"] = {{"stage", stage}, {"code", code}};
+  if (kind != "blocked" || !ev.blocked_by) return;
+  const events::BlockedBy& by = *ev.blocked_by;
+  if (!by.stage.empty() && code_from_name(by.code)) (*t)["blocked_by"] = {{"stage", by.stage}, {"code", by.code}};
 }
 
 // A layer whose tests all skipped: blocked when an earlier failure kept any of them from running (fixing it
@@ -207,18 +210,17 @@ DecisionInput decision_input(const RunRecord& run, const json& report) {
 
 }  // namespace
 
-json layer_entry(const LayerInfo& l, const std::vector<json>& events) {
+json layer_entry(const LayerInfo& l, const std::vector<events::TestEnd>& ended) {
   json tests = json::array();
   std::set<std::string> statuses;
-  for (const auto& ev : events) {
-    if (text(ev, "ev") != "test_end" || text(ev, "suite") != l.suite) continue;
-    const json& duration = json_read::field(ev, "duration_ms");
-    json t = {{"name", text(ev, "test")}, {"status", text(ev, "status")}, {"duration_ms", duration.is_number() ? duration : json(0)}};
-    if (ev.contains("code")) t["code"] = text(ev, "code");
-    if (ev.contains("stage")) t["stage"] = text(ev, "stage");
-    if (ev.contains("message")) t["message"] = redact(text(ev, "message"));
-    if (t["status"] == "skipped") add_skip_kind(ev, &t);
-    statuses.insert(t["status"].get<std::string>());
+  for (const auto& ev : ended) {
+    if (ev.suite != l.suite) continue;
+    json t = {{"name", ev.test}, {"status", events::status_name(ev.status)}, {"duration_ms", ev.duration_ms}};
+    if (ev.code) t["code"] = *ev.code;
+    if (ev.stage) t["stage"] = *ev.stage;
+    if (ev.message) t["message"] = redact(*ev.message);
+    if (ev.status == events::TestStatus::skipped) add_skip_kind(ev, &t);
+    statuses.insert(events::status_name(ev.status));
     tests.push_back(std::move(t));
   }
   const char* status = tests.empty()               ? "not_run"
@@ -255,7 +257,7 @@ void set_verdict(json* report, Code code, const std::string& stage, const std::s
 json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
   json report = skeleton(run);
   for (const auto& ev : run.events)
-    if (text(ev, "ev") == "fact") apply_fact(&report, ev);
+    if (const auto* fact = std::get_if<events::Fact>(&ev)) apply_fact(&report, *fact);
   report["layers"] = layers_section(layers, run.events);
   int foreign_markers = 0;
   report["markers"] = markers_section(run, &foreign_markers);
@@ -269,7 +271,7 @@ json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
                                {"message", redact(d.after_failure->message)}};
   for (const auto& w : d.warnings) report["warnings"].push_back(w);
   for (const auto& ev : run.events)
-    if (text(ev, "ev") == "warning") report["warnings"].push_back(redact(text(ev, "text")));
+    if (const auto* w = std::get_if<events::Warning>(&ev)) report["warnings"].push_back(redact(w->text));
   if (foreign_markers)
     report["warnings"].push_back(fmt::format("{} marker(s) without this run's id were ignored", foreign_markers));
   if (run.malformed_events)

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "contract/event_types.h"
 #include "contract/options.h"
 #include "verdict/codes.h"
 #include "verdict/decision.h"
@@ -28,7 +29,7 @@ struct RunRecord {
   Options options;
   std::string run_id;
   std::string started_at;  // UTC, ISO 8601
-  std::vector<nlohmann::json> events;
+  std::vector<events::Event> events;
   int malformed_events = 0;
   WorkerEnd worker;
   double duration_ms = 0;
@@ -44,8 +45,9 @@ struct LayerInfo {  // the part of the layer registry the report needs
 
 nlohmann::json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers);
 
-// One layer of the report's "layers" from the events so far (the terminal's live lines use it too).
-nlohmann::json layer_entry(const LayerInfo& layer, const std::vector<nlohmann::json>& events);
+// One layer of the report's "layers" from the tests ended so far, the layer's own among them (the terminal's
+// live lines use it too).
+nlohmann::json layer_entry(const LayerInfo& layer, const std::vector<events::TestEnd>& ended);
 
 // The code a finished report carries, e.g. to rewrite it as OUTPUT_WRITE_FAILED.
 void set_verdict(nlohmann::json* report, Code code, const std::string& stage, const std::string& message);

@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -156,7 +157,7 @@ void run_child(const Options& o, const std::string& exe, const std::string& plan
         break;
       }
       // Once the verdict is in, a worker stuck in its teardown gets a short grace, not the whole limit.
-      if (!lines.events().empty() && lines.events().back().value("ev", "") == "end")
+      if (!lines.events().empty() && std::holds_alternative<events::End>(lines.events().back()))
         deadline = std::min(deadline, Clock::now() + std::chrono::seconds(5));
     }
     else if (n == 0 || errno != EINTR)
@@ -168,7 +169,7 @@ void run_child(const Options& o, const std::string& exe, const std::string& plan
   run->events = lines.events();
   run->malformed_events = lines.malformed();
 
-  const bool has_verdict = !run->events.empty() && run->events.back().value("ev", "") == "end";
+  const bool has_verdict = !run->events.empty() && std::holds_alternative<events::End>(run->events.back());
   if (eof) {
     const auto left = std::max(deadline - Clock::now(), Clock::duration::zero());
     if (reap(pid, left, &run->worker)) return;

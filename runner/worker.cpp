@@ -5,7 +5,7 @@
 #include "fixtures/layer_test.h"
 #include "fixtures/target_gpu.h"
 #include "fixtures/worker_context.h"
-#include "verdict/listener.h"
+#include "fixtures/listener.h"
 
 namespace kd {
 

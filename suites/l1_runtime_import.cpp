@@ -135,10 +135,9 @@ KD_STEP(1, L1_RuntimeImport, PythonTorch, "L1.python") {
     ctx.probe->torch_info(&info);
     const std::string py_torch = out.value("torch", ""), py_cuda = field("cuda").is_string() ? out.value("cuda", "") : "";
     if (public_version(py_torch) != info.version || py_cuda != info.cuda_compiled)
-      events::emit({{"ev", "warning"},
-                    {"text", fmt::format("the --python interpreter has torch {} (CUDA {}), the suite loaded LibTorch {} "
-                                         "(CUDA {})", py_torch, py_cuda.empty() ? "none" : py_cuda, info.version,
-                                         *info.cuda_compiled ? info.cuda_compiled : "none")}});
+      events::warning(fmt::format("the --python interpreter has torch {} (CUDA {}), the suite loaded LibTorch {} (CUDA {})",
+                                  py_torch, py_cuda.empty() ? "none" : py_cuda, info.version,
+                                  *info.cuda_compiled ? info.cuda_compiled : "none"));
   }
   return Outcome::pass();
 }

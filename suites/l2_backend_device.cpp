@@ -91,7 +91,7 @@ KD_STEP(2, L2_BackendDevice, Health, "L2.health", "L2.device_properties") {
   if (!gpu.facts) return Outcome::not_applicable(gpu.why_not);
   const GpuHealth h = judge_gpu_health(*gpu.facts);
   for (const auto& w : h.warnings)
-    events::emit({{"ev", "warning"}, {"text", fmt::format("GPU {} (NVML): {}", ctx.device_index(), w)}});
+    events::warning(fmt::format("GPU {} (NVML): {}", ctx.device_index(), w));
   if (!h.problems.empty()) return Outcome::fail(Code::GpuUnhealthy, unhealthy_message(*gpu.facts, h));
   return Outcome::pass();
 }

@@ -5,17 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "json_read.h"
-
 namespace kd {
 namespace {
-
-using nlohmann::json;
-using json_read::text;
-
-ReportedFailure reported(const json& j, const std::string& stage) {
-  return {code_from_name(text(j, "code")).value_or(Code::RuntimeError), stage, text(j, "message")};
-}
 
 std::string signal_text(int sig) {
   const char* abbrev = sigabbrev_np(sig);
@@ -33,32 +24,6 @@ std::string ending(const WorkerEnd& w, double timeout_s, const char* exited_suff
 }
 
 }  // namespace
-
-WorkerEvents read_worker_events(const std::vector<json>& events) {
-  WorkerEvents out;
-  std::string in_test, passed;  // a test's own stage is the last one announced between its start and its end
-  const json* end_failure = nullptr;
-  for (const auto& ev : events) {
-    const std::string kind = text(ev, "ev"), status = text(ev, "status");
-    if (kind == "stage") out.last_stage = in_test = text(ev, "stage");
-    if (kind == "test_start") in_test.clear();
-    if (kind == "test_end" && status == "passed" && !in_test.empty()) passed = in_test;
-    // The listener's first failure as it was sent: before any later crash.
-    if ((kind == "test_end" || kind == "setup_failure") && status == "failed" && !text(ev, "code").empty() &&
-        !out.first_failure)
-      out.first_failure = reported(ev, text(ev, "stage"));
-    if (kind == "end" && !out.end) {
-      out.end = EndEvent{json_read::number(ev, "ran").value_or(0), json_read::number(ev, "failed").value_or(0),
-                         json_read::number(ev, "skipped").value_or(0), std::nullopt};
-      if (json_read::field(ev, "failure").is_object()) end_failure = &ev["failure"];
-    }
-  }
-  if (end_failure)
-    out.end->failure = reported(*end_failure, end_failure->contains("stage") ? text(*end_failure, "stage") : out.last_stage);
-  // A pass ended at the last step that passed: a skipped step (L3.synchronize on the CPU) checked nothing.
-  out.last_passed_stage = passed.empty() ? out.last_stage : passed;
-  return out;
-}
 
 Decision decide(const DecisionInput& in) {
   const WorkerEvents& ev = in.events;

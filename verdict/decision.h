@@ -2,11 +2,10 @@
 // it ended. Pure: every branch of the chain is unit-tested on typed inputs; the report only renders
 // the decision (reporters/report_builder.cpp), the supervisor alone calls it.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "codes.h"
 
@@ -29,9 +28,9 @@ struct ReportedFailure {
   std::string message;  // the worker's own text, not yet redacted
 };
 
-// The worker's "end" event: its counts (one that is no number reads as 0) and the listener's verdict.
+// The worker's "end" event: its counts and the listener's verdict.
 struct EndEvent {
-  double ran = 0, failed = 0, skipped = 0;
+  int64_t ran = 0, failed = 0, skipped = 0;
   std::optional<ReportedFailure> failure;  // its stage is the last one announced when it names none
 };
 
@@ -42,8 +41,7 @@ struct WorkerEvents {
   std::string last_stage;         // the last stage announced, "" before any
   std::string last_passed_stage;  // where the last test that passed was; last_stage when none did
 };
-// Events are checked, not trusted (a worker may be broken): a field of another type reads as absent.
-WorkerEvents read_worker_events(const std::vector<nlohmann::json>& events);
+// Read from the worker's typed events by reporters/worker_events.h (a line that was no event never gets here).
 
 struct DecisionInput {
   WorkerEvents events;

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "verdict/listener.h"
+#include "fixtures/listener.h"
 
 TEST(Pass, One) { SUCCEED(); }
 TEST(Pass, Two) { SUCCEED(); }
@@ -33,8 +33,8 @@ TEST_F(SetupFails, Body) { kd::fail_test("CHECK_FAILED", "L3.product", "after th
 
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
-  testing::UnitTest::GetInstance()->listeners().Append(new kd::VerdictListener([](const nlohmann::json& ev) {
-    std::printf("EVENT %s\n", ev.dump().c_str());
+  testing::UnitTest::GetInstance()->listeners().Append(new kd::VerdictListener([](const kd::events::Event& ev) {
+    std::printf("EVENT %s\n", kd::events::to_json(ev).dump().c_str());
     std::fflush(stdout);
   }));
   return RUN_ALL_TESTS() == 0 ? 0 : 1;

@@ -7,37 +7,25 @@
 
 #include <gtest/gtest.h>
 
+#include "contract/events.h"
 #include "worker_ends.h"
+#include "worker_event_builders.h"
 
 namespace kd {
 namespace {
 
 using nlohmann::json;
+using namespace kd::test;
 
 const std::vector<LayerInfo> kLayers = {{"L1", "L1_RuntimeImport", "runtime & import"},
                                         {"L2", "L2_BackendDevice", "backend & device"},
                                         {"L3", "L3_TinyOp", "tiny op"}};
 
-json fact(const std::string& path, const json& value) { return {{"ev", "fact"}, {"path", path}, {"value", value}}; }
-json stage(const std::string& s) { return {{"ev", "stage"}, {"stage", s}}; }
-json marker(const std::string& name, const std::string& st, double t, const std::string& run_id = "run-1") {
-  return {{"ev", "marker"}, {"run_id", run_id}, {"name", name}, {"stage", st}, {"t_mono_ms", 1000.0 + t}};
-}
-json passed(const std::string& suite, const std::string& test) {
-  return {{"ev", "test_end"}, {"suite", suite}, {"test", test}, {"status", "passed"}, {"duration_ms", 1}};
-}
-json failed(const std::string& suite, const std::string& test, const std::string& code, const std::string& st,
-            const std::string& message) {
-  return {{"ev", "test_end"}, {"suite", suite}, {"test", test},    {"status", "failed"},
-          {"code", code},     {"stage", st},    {"message", message}, {"duration_ms", 1}};
-}
-json end(int ran, int failures, const json& failure = nullptr) {
-  return {{"ev", "end"}, {"ran", ran}, {"failed", failures}, {"skipped", 0}, {"failure", failure}};
+events::Marker marker(const std::string& name, const std::string& st, double t, const std::string& run_id = "run-1") {
+  return test::marker(name, st, 1000.0 + t, run_id);
 }
 
-using namespace kd::test;
-
-json build(std::vector<json> events, WorkerEnd worker = exited(0), Options options = {}) {
+json build(std::vector<events::Event> events, WorkerEnd worker = exited(0), Options options = {}) {
   RunRecord run;
   run.options = std::move(options);
   run.run_id = "run-1";
@@ -54,12 +42,12 @@ Options cpu() {
 }
 
 // A whole L1-L3 run up to the product check, which then fails.
-std::vector<json> failing_product_run() {
-  const json f = failed("L3_TinyOp", "Product", "CHECK_FAILED", "L3.product", "p = [[3,1],[7,2]], expected [[3,1],[7,3]]");
-  return {stage("L1.import"), passed("L1_RuntimeImport", "LibTorchLoads"), stage("L3.product"), f, end(5, 1, f)};
+std::vector<events::Event> failing_product_run() {
+  const auto f = failed("L3_TinyOp", "Product", "CHECK_FAILED", "L3.product", "p = [[3,1],[7,2]], expected [[3,1],[7,3]]");
+  return {stage("L1.import"), passed("L1_RuntimeImport", "LibTorchLoads"), stage("L3.product"), f, end(5, 1, 0, f)};
 }
 
-std::vector<json> verified_run(const std::string& device) {
+std::vector<events::Event> verified_run(const std::string& device) {
   return {stage("L3.product"), fact("/execution/device", device), fact("/execution/product_verified", true),
           passed("L3_TinyOp", "Product"), stage("L3.gradients"), fact("/execution/gradient_verified", true),
           fact("/execution/loss", 196.0), passed("L3_TinyOp", "Gradients"), end(2, 0)};
@@ -86,9 +74,9 @@ TEST(ReportBuilder, FailureGivesItsCodeStageMessageAndNextAction) {
 }
 
 TEST(ReportBuilder, ARecognisedErrorsNextActionIsTheReportsOnlyOne) {
-  const json f = failed("L2_BackendDevice", "GpuAvailable", "GPU_UNAVAILABLE", "L2.gpu_available",
+  const auto f = failed("L2_BackendDevice", "GpuAvailable", "GPU_UNAVAILABLE", "L2.gpu_available",
                         "torch.cuda: Found no NVIDIA driver on your system");
-  const json r = build({f, end(1, 1, f)}, exited(1));
+  const json r = build({f, end(1, 1, 0, f)}, exited(1));
   EXPECT_NE(r["error"]["cause"].get<std::string>().find("no NVIDIA driver"), std::string::npos) << r["error"];
   EXPECT_NE(r["next_action"].get<std::string>().find("--gpus all"), std::string::npos) << r["next_action"];
   EXPECT_EQ(r["error"]["next_action"], r["next_action"]);  // never two different next actions
@@ -106,9 +94,9 @@ TEST(ReportBuilder, LayersShowWhichLayerFailed) {
 }
 
 TEST(ReportBuilder, FailureMessagesAreRedacted) {
-  const json f = failed("L1_RuntimeImport", "LibTorchLoads", "TORCH_IMPORT_FAILED", "L1.import",
+  const auto f = failed("L1_RuntimeImport", "LibTorchLoads", "TORCH_IMPORT_FAILED", "L1.import",
                         "/home/someone/libtorch/lib/libc10.so: file too short\nframe #0 /opt/x");
-  const json r = build({stage("L1.import"), f, end(1, 1, f)});
+  const json r = build({stage("L1.import"), f, end(1, 1, 0, f)});
   EXPECT_EQ(r["code"], "TORCH_IMPORT_FAILED");
   EXPECT_EQ(r["exit_code"], 4);
   EXPECT_EQ(r["error"]["message"], "<path>/libc10.so: file too short");
@@ -137,7 +125,7 @@ TEST(ReportBuilder, AWorkerThatDiesLoadingTheModelIsModelLoadFailed) {
 
 // The first failing test decides, whatever happens after it: the later crash is the report's after_failure.
 TEST(ReportBuilder, TheFirstFailureDecidesWhenTheWorkerCrashesAfterIt) {
-  const json f = failed("L1_RuntimeImport", "PythonImportsTorch", "TORCH_MISSING", "L1.python", "python: no module named torch");
+  const auto f = failed("L1_RuntimeImport", "PythonImportsTorch", "TORCH_MISSING", "L1.python", "python: no module named torch");
   const json r = build({stage("L1.python"), f, stage("L3.inputs")}, killed(SIGABRT));
   EXPECT_EQ(r["code"], "TORCH_MISSING");
   EXPECT_EQ(r["exit_code"], 3);
@@ -180,7 +168,7 @@ TEST(ReportBuilder, VerifiedGpuRunIsGpuCheckPassed) {
 }
 
 TEST(ReportBuilder, VerifiedCpuRunIsCpuCheckPassedAndSaysNothingOfTheGpu) {
-  std::vector<json> events = verified_run("cpu");
+  std::vector<events::Event> events = verified_run("cpu");
   events.insert(events.begin(), fact("/pytorch/version", "2.11.0"));
   const json r = build(events, exited(0), cpu());
   EXPECT_EQ(r["code"], "CPU_CHECK_PASSED");
@@ -228,7 +216,7 @@ TEST(ReportBuilder, TimingFactsLandUnderTimingAndTheFloorsAreRequested) {
 TEST(ReportBuilder, AnL5OutOfMemoryCarriesThePhaseStageAndThePhasesCause) {
   EXPECT_TRUE(build({end(0, 0)})["memory"].is_null());  // L5 did not run
   const std::string msg = "the first compute ran out of memory: tried to allocate 16.0 MiB; ...";
-  const json f = failed("L5_Memory", "Phases", "OUT_OF_MEMORY", "L5.oom.first_compute", msg);
+  const auto f = failed("L5_Memory", "Phases", "OUT_OF_MEMORY", "L5.oom.first_compute", msg);
   Options o;
   o.memory_fraction = 0.0006;
   const json r = build({fact("/memory/device", "cuda:0"),
@@ -236,7 +224,7 @@ TEST(ReportBuilder, AnL5OutOfMemoryCarriesThePhaseStageAndThePhasesCause) {
                                              {"device_free_bytes", 149000000000u}, {"device_total_bytes", 150110000000u},
                                              {"reserved_bytes", 70u << 20}, {"allocated_bytes", 68u << 20},
                                              {"held_by_others_bytes", 1036000000u}, {"fraction", 0.0006}}),
-                        f, end(1, 1, f)},
+                        f, end(1, 1, 0, f)},
                        exited(1), o);
   EXPECT_EQ(r["code"], "OUT_OF_MEMORY");
   EXPECT_EQ(r["exit_code"], 9);
@@ -250,8 +238,8 @@ TEST(ReportBuilder, AnL5OutOfMemoryCarriesThePhaseStageAndThePhasesCause) {
 
 TEST(ReportBuilder, GrowthIsMemoryCheckFailedWithTheLeaksHint) {
   const std::string msg = "allocated memory grew by 1.5 MiB per iteration over 20 iterations (70.0 MiB to 98.5 MiB), ...";
-  const json f = failed("L5_Memory", "Growth", "MEMORY_CHECK_FAILED", "L5.growth", msg);
-  const json r = build({f, end(1, 1, f)}, exited(1));
+  const auto f = failed("L5_Memory", "Growth", "MEMORY_CHECK_FAILED", "L5.growth", msg);
+  const json r = build({f, end(1, 1, 0, f)}, exited(1));
   EXPECT_EQ(r["code"], "MEMORY_CHECK_FAILED");
   EXPECT_EQ(r["exit_code"], 15);
   EXPECT_EQ(r["error"]["message"], msg);
@@ -266,20 +254,27 @@ TEST(ReportBuilder, FactsOutsideTheAllowedSectionsAreIgnored) {
   EXPECT_EQ(r.dump().find("token-123"), std::string::npos);
 }
 
-// A broken worker may send anything: a field of the wrong type reads as absent, a fact
-// only fills a field the report has, with a plain value. Found by tests/fuzz (the supervisor
-// threw nlohmann::json::type_error and died without a report).
+// A broken worker may send anything: a fact only fills a field the report has, with a plain value, and a line
+// with a field of the wrong type is no event at all. Found by tests/fuzz (the supervisor threw
+// nlohmann::json::type_error and died without a report).
 TEST(ReportBuilder, EventsOfTheWrongShapeNeitherThrowNorReshapeTheReport) {
   const json plain = build({end(0, 0)});
   const json r = build({fact("/pytorch", 5), fact("/pytorch/loaded", {{"x", 1}}), fact("/pytorch/new_field", "x"),
                         fact("/device", "H200"), fact("/device", {{"name", {1, 2}}}), fact("/runtime", nullptr),
-                        json{{"ev", "fact"}, {"path", 7}, {"value", 1}}, end(0, 0)});
-  EXPECT_EQ(r, plain);
-  const json odd_end = {{"ev", "end"}, {"ran", "two"}, {"failed", nullptr}, {"failure", "CHECK_FAILED"}};
-  const json odd_test = {{"ev", "test_end"}, {"suite", 3}, {"test", "X"}, {"status", "passed"}};
+                        events::Unknown{"progress"}, end(0, 0)});
+  EXPECT_EQ(r, plain);  // a kind this build does not know changes nothing either
+  events::LineCollector lines;
+  lines.feed("{\"ev\":\"fact\",\"path\":7,\"value\":1}\n{\"ev\":\"stage\",\"stage\":42}\n"
+             "{\"ev\":\"test_end\",\"suite\":3,\"test\":\"X\",\"status\":\"passed\",\"duration_ms\":1}\n"
+             "{\"ev\":\"end\",\"ran\":\"two\",\"failed\":null,\"skipped\":0,\"failure\":\"CHECK_FAILED\"}\n");
+  RunRecord run;
+  run.events = lines.events();
+  run.malformed_events = lines.malformed();
+  run.worker = exited(0);
   json r2;
-  ASSERT_NO_THROW(r2 = build({json{{"ev", "stage"}, {"stage", 42}}, odd_test, odd_end}));
-  EXPECT_EQ(r2["code"], "USAGE_ERROR");  // "ran" unreadable: no test is known to have run
+  ASSERT_NO_THROW(r2 = build_report(run, kLayers));
+  EXPECT_EQ(r2["code"], "WORKER_FAILED");  // its "end" was unreadable: the worker gave no verdict
+  EXPECT_TRUE(has_warning_with(r2, "4 unreadable event line(s)")) << r2["warnings"];
 }
 
 TEST(ReportBuilder, StringFactsAreRedacted) {
@@ -353,7 +348,7 @@ TEST(ReportBuilder, MarkersAreFinishedStepsOfThisRunOnly) {
 }
 
 TEST(ReportBuilder, TimeoutAndCrashNameTheLastFinishedStep) {
-  const std::vector<json> ev = {marker("load_weights", "L4.model_load", 5), marker("transfer", "L4.model_run", 9),
+  const std::vector<events::Event> ev = {marker("load_weights", "L4.model_load", 5), marker("transfer", "L4.model_run", 9),
                                 stage("L4.model_run.compute")};
   const json t = build(ev, timed_out());
   EXPECT_EQ(t["stage"], "L4.model_run.compute");

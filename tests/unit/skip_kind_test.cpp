@@ -5,32 +5,24 @@
 
 #include "reporters/report_builder.h"
 #include "reporters/terminal_reporter.h"
+#include "worker_event_builders.h"
 
 namespace kd {
 namespace {
 
 using nlohmann::json;
+using namespace kd::test;
 
 const LayerInfo kL3 = {"L3", "L3_TinyOp", "tiny op"};
 const LayerInfo kL8 = {"L8", "L8_Collective", "collective"};
 
-json passed(const std::string& suite, const std::string& test) {
-  return {{"ev", "test_end"}, {"suite", suite}, {"test", test}, {"status", "passed"}, {"duration_ms", 1}};
-}
-json skipped(const std::string& suite, const std::string& test, const std::string& message, const json& kind,
-             const json& blocked_by = nullptr) {
-  json ev = {{"ev", "test_end"}, {"suite", suite}, {"test", test}, {"status", "skipped"}, {"message", message},
-             {"duration_ms", 0}, {"skip_kind", kind}};
-  if (!blocked_by.is_null()) ev["blocked_by"] = blocked_by;
-  return ev;
-}
-json not_applicable(const std::string& suite, const std::string& test, const std::string& message) {
+events::TestEnd not_applicable(const std::string& suite, const std::string& test, const std::string& message) {
   return skipped(suite, test, message, "not_applicable");
 }
 const json kGpuUnavailable = {{"stage", "L2.gpu_available"}, {"code", "GPU_UNAVAILABLE"}};
-json blocked(const std::string& test) {
+events::TestEnd blocked(const std::string& test) {
   return skipped("L3_TinyOp", test, "prerequisite L2.gpu_available failed earlier (GPU_UNAVAILABLE)", "blocked",
-                 kGpuUnavailable);
+                 events::BlockedBy{"L2.gpu_available", "GPU_UNAVAILABLE"});
 }
 
 TEST(SkipKind, EachSkippedTestSaysItsKindAndABlockedOneWhatBlockedIt) {
@@ -63,14 +55,15 @@ TEST(SkipKind, ALayerWithAnyBlockedTestIsBlocked) {  // fixing the failure would
   EXPECT_EQ(l["blocked_by"], kGpuUnavailable);
 }
 
+// A kind or blocked_by of the wrong type makes the whole line no event (event_channel_test.cpp).
 TEST(SkipKind, ABrokenWorkersKindIsLeftOutNotGuessed) {
-  const json l = layer_entry(kL3, {skipped("L3_TinyOp", "Inputs", "?", "maybe"), skipped("L3_TinyOp", "Product", "?", 3),
-                                   skipped("L3_TinyOp", "Loss", "?", "blocked", {{"stage", "L2.x"}, {"code", "NO_SUCH_CODE"}}),
-                                   skipped("L3_TinyOp", "Gradients", "?", "blocked", "L2")});
-  for (int i = 0; i < 2; ++i) EXPECT_FALSE(l["tests"][i].contains("skip_kind")) << l["tests"][i];
-  EXPECT_EQ(l["tests"][2]["skip_kind"], "blocked");
-  EXPECT_FALSE(l["tests"][2].contains("blocked_by")) << "an unknown code never reaches the report";
-  EXPECT_FALSE(l["tests"][3].contains("blocked_by"));
+  const json l = layer_entry(kL3, {skipped("L3_TinyOp", "Inputs", "?", "maybe"),
+                                   skipped("L3_TinyOp", "Loss", "?", "blocked", events::BlockedBy{"L2.x", "NO_SUCH_CODE"}),
+                                   skipped("L3_TinyOp", "Gradients", "?", "blocked", events::BlockedBy{"", "GPU_UNAVAILABLE"})});
+  EXPECT_FALSE(l["tests"][0].contains("skip_kind")) << l["tests"][0];
+  EXPECT_EQ(l["tests"][1]["skip_kind"], "blocked");
+  EXPECT_FALSE(l["tests"][1].contains("blocked_by")) << "an unknown code never reaches the report";
+  EXPECT_FALSE(l["tests"][2].contains("blocked_by")) << "nor a failure at no stage";
   EXPECT_EQ(l["skip_kind"], "blocked");
   EXPECT_FALSE(l.contains("blocked_by"));
 }
@@ -94,9 +87,10 @@ TEST(SkipKind, TheTerminalLineSaysWhyItDoesNotApplyInAFewWords) {
 }
 
 TEST(SkipKind, AFailedLayerLineStillNamesItsFailure) {
-  json failed = {{"ev", "test_end"}, {"suite", "L3_TinyOp"}, {"test", "Inputs"}, {"status", "failed"},
-                 {"code", "GPU_UNAVAILABLE"}, {"stage", "L2.gpu_available"}, {"duration_ms", 0}};
-  const json l = layer_entry(kL3, {failed, blocked("Product")});
+  events::TestEnd inputs = failed("L3_TinyOp", "Inputs", "GPU_UNAVAILABLE", "L2.gpu_available", "");
+  inputs.message.reset();
+  inputs.duration_ms = 0;
+  const json l = layer_entry(kL3, {inputs, blocked("Product")});
   EXPECT_EQ(render_layer_line(l, false),
             "  L3  tiny op              failed   (0/2 passed)      0.00 s  GPU_UNAVAILABLE at L2.gpu_available\n");
 }
