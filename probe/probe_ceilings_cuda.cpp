@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "device_ops.h"
+#include "elapsed.h"
 #include "probe_status.h"
 
 namespace kd::probe {
@@ -91,7 +92,7 @@ void timed_on_device(int index, const std::function<void()>& fn, double* host_ms
   fn();
   end.record();
   c10::cuda::device_synchronize();
-  *host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  *host_ms = ms_since(t0);
   *event_ms = start.elapsed_time(end);
 }
 

@@ -23,14 +23,11 @@
 #include "device_ops.h"
 #include "embedding_model.h"
 #include "probe_app.h"
+#include "elapsed.h"
 #include "probe_status.h"
 
 namespace kd::probe {
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // "Tried to allocate 2.00 GiB": the allocation that failed, as every LibTorch since 1.x words it.
 uint64_t requested_bytes(const std::string& message) {
@@ -242,7 +239,7 @@ kd_status range_concurrent(const kd_range_in* in, int executions, kd_range_concu
         }
       });
     for (auto& t : threads) t.join();
-    out->wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - line.t0()).count();
+    out->wall_ms = ms_since(line.t0());
     for (int e = 0; e < executions; ++e) {
       for (int r = 0; r < runs[e]; ++r) out->latency_ms[out->runs++] = latencies[e][r];
       if (over[e]) p.result = KD_RANGE_OVER_BUDGET;

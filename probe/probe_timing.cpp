@@ -13,14 +13,11 @@
 
 #include "device_ops.h"
 #include "embedding_model.h"
+#include "elapsed.h"
 #include "probe_status.h"
 
 namespace kd::probe {
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // What the job writes: one line per vector, its id and values as text.
 size_t serialise(const at::Tensor& host, const kd_app_embed_in& in, const std::vector<int>& order) {

@@ -31,7 +31,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kWarmRuns = 3;
+constexpr int kRangeWarmRuns = 3;
 constexpr int kConcurrencyWarmRuns = 8;  // per execution: enough runs for a p95 at N = 1
 // Concurrency: a median latency past this multiple of one execution's median (and past the floor,
 // under which scheduling noise dominates a tiny workload's latency) stops the axis. The median, not
@@ -40,7 +40,6 @@ constexpr double kLatencyFactor = 8, kLatencyFloorMs = 1;
 constexpr int64_t kL4MaxLength = 64, kL4Count = 8;  // fixtures/embeddings_input.h: the set grows from these
 constexpr double kAfterSweep = 5;  // seconds of the run the sweep leaves for the report and the exit
 
-double round3(double x) { return std::round(x * 1000) / 1000; }
 
 std::string gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1u << 30)); }
 
@@ -67,7 +66,7 @@ struct Sweep {
     const bool batch_axis = axis == "batch";
     in.batch = batch_axis ? value : kL4Count;
     in.max_length = length_axis ? value : kL4MaxLength;
-    in.warm_runs = kWarmRuns;
+    in.warm_runs = kRangeWarmRuns;
     in.budget_ms = seconds_left * 1000;
     in.host_fraction = host_share;
     in.fault = ctx.probe_fault();
@@ -100,12 +99,12 @@ struct Sweep {
     range::Point p = judge(&out->point, n);
     if (p.result == range::Result::Failed || out->runs == 0) return p;
     const std::vector<double> latencies(out->latency_ms, out->latency_ms + out->runs);
-    p.p50_ms = round3(perf::median(latencies));
-    p.p95_ms = round3(perf::p95(latencies));
+    p.p50_ms = perf::round3(perf::median(latencies));
+    p.p95_ms = perf::round3(perf::p95(latencies));
     p.warm_median_ms = p.p50_ms;
-    if (out->wall_ms > 0) p.throughput = round3(out->runs * static_cast<double>(in.batch) / (out->wall_ms / 1000));
+    if (out->wall_ms > 0) p.throughput = perf::round3(out->runs * static_cast<double>(in.batch) / (out->wall_ms / 1000));
     if (p.result != range::Result::Passed) return p;
-    if (n == 1) latency_limit_ms = std::max(kLatencyFloorMs, round3(kLatencyFactor * *p.p50_ms));
+    if (n == 1) latency_limit_ms = std::max(kLatencyFloorMs, perf::round3(kLatencyFactor * *p.p50_ms));
     if (latency_limit_ms && *p.p50_ms > *latency_limit_ms) {
       p.result = range::Result::LatencyLimit;
       p.note = fmt::format("the median latency {:.4g} ms is past the limit {:.4g} ms ({} times one execution's median, at "
@@ -118,15 +117,15 @@ struct Sweep {
     if (out->counters) device_total = out->baseline.device_total;
     range::Point p;
     p.estimated_bytes = out->estimated_bytes;
-    if (out->cold_ms > 0 || out->warm > 0) p.cold_ms = round3(out->cold_ms);
-    if (out->warm > 0) p.warm_median_ms = round3(perf::median(std::vector<double>(out->warm_ms, out->warm_ms + out->warm)));
+    if (out->cold_ms > 0 || out->warm > 0) p.cold_ms = perf::round3(out->cold_ms);
+    if (out->warm > 0) p.warm_median_ms = perf::round3(perf::median(std::vector<double>(out->warm_ms, out->warm_ms + out->warm)));
     switch (out->result) {
       case KD_RANGE_PASSED:
         break;
       case KD_RANGE_OVER_BUDGET:
         p.result = range::Result::OverBudget;
         p.note = axis == "concurrency" ? "the time budget ran out during the warm runs"
-                                       : fmt::format("the time budget ran out after {} of {} warm runs", out->warm, kWarmRuns);
+                                       : fmt::format("the time budget ran out after {} of {} warm runs", out->warm, kRangeWarmRuns);
         break;
       case KD_RANGE_OVER_HOST_MEMORY:
         p.result = range::Result::MemoryFraction;
@@ -165,7 +164,7 @@ json point_json(const range::Point& p, const std::string& axis, const json& proc
           {"peak_allocated_bytes", maybe(p.peak_allocated)},
           {"reserved_bytes", maybe(p.reserved)},
           {"estimated_bytes", maybe(p.estimated_bytes)},
-          {"seconds", round3(p.seconds)},
+          {"seconds", perf::round3(p.seconds)},
           {"note", p.note.empty() ? json() : json(p.note)}};
   if (axis == "concurrency")
     j.update({{"throughput_per_s", maybe(p.throughput)}, {"p50_ms", maybe(p.p50_ms)}, {"p95_ms", maybe(p.p95_ms)}});
@@ -248,8 +247,8 @@ KD_STEP(5, L5_Memory, OperatingRange, "L5.range", "L3.synchronize") {
   json fact = {{"axis", axis},
                {"workload", workload(axis, s.gpu ? fmt::format("cuda:{}", ctx.device_index()) : "cpu")},
                {"fixed", fixed},
-               {"warm_runs", axis == "concurrency" ? kConcurrencyWarmRuns : kWarmRuns},
-               {"budget_s", round3(budget)},
+               {"warm_runs", axis == "concurrency" ? kConcurrencyWarmRuns : kRangeWarmRuns},
+               {"budget_s", perf::round3(budget)},
                {"budget_capped_by_timeout", capped},
                {"memory_fraction", o.range_memory_fraction},
                {"memory_limit", s.gpu ? "allocator" : "host_estimate"},
@@ -262,7 +261,7 @@ KD_STEP(5, L5_Memory, OperatingRange, "L5.range", "L3.synchronize") {
                {"first_fail", maybe(r.first_fail)},
                {"stop_reason", r.stop_reason},
                {"recoveries", s.gpu && axis != "processes" ? json(s.recoveries) : json()},
-               {"seconds", round3(r.seconds)}};
+               {"seconds", perf::round3(r.seconds)}};
   if (axis == "concurrency")
     fact.update({{"knee", maybe(range::knee(r.points))}, {"knee_min_gain", range::kKneeMinGain},
                  {"latency_limit_ms", maybe(s.latency_limit_ms)}});

@@ -22,13 +22,12 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kWarmRuns = 20;
+constexpr int kTimingWarmRuns = 20;
 
-double round3(double x) { return std::round(x * 1000) / 1000; }
 
 json stat(const double* runs, int n) {
   const std::vector<double> v(runs, runs + n);
-  return {{"median", round3(perf::median(v))}, {"p95", round3(perf::p95(v))}};
+  return {{"median", perf::round3(perf::median(v))}, {"p95", perf::round3(perf::p95(v))}};
 }
 
 struct Ceiling {
@@ -78,10 +77,10 @@ Outcome measure(WorkerContext& ctx, const Ceiling& c) {
   const std::optional<double> ref = reference_for(dev, c.kind);
   const perf::Judged j = perf::judge(c.what, measured, ref, floor, unit, dev ? std::string(dev->key) : "device");
   ctx.fact(std::string("/timing/ceilings/") + c.key,
-           {{"workload", out->desc}, {"measured", round3(measured)}, {"unit", unit}, {"reference", ref ? json(*ref) : json()},
-            {"fraction", j.fraction ? json(round3(*j.fraction)) : json()}, {"floor", floor}, {"repeats", out->repeats},
-            {"min", round3(*std::min_element(rates.begin(), rates.end()))},
-            {"max", round3(*std::max_element(rates.begin(), rates.end()))}});
+           {{"workload", out->desc}, {"measured", perf::round3(measured)}, {"unit", unit}, {"reference", ref ? json(*ref) : json()},
+            {"fraction", j.fraction ? json(perf::round3(*j.fraction)) : json()}, {"floor", floor}, {"repeats", out->repeats},
+            {"min", perf::round3(*std::min_element(rates.begin(), rates.end()))},
+            {"max", perf::round3(*std::max_element(rates.begin(), rates.end()))}});
   if (!j.below_floor) return Outcome::pass();
   return Outcome::fail(Code::PerformanceBelowFloor, j.message + likely_causes(ctx, props));
 }
@@ -93,18 +92,18 @@ KD_LAYER(6, L6_Timing, "timing", false);
 KD_STEP(6, L6_Timing, Segments, "L6.segments", "L3.synchronize") {
   const kd_app_embed_in in = embeddings_input(!ctx.cpu_mode(), ctx.device_index());
   auto out = std::make_unique<kd_timing_out>();
-  const kd_status s = ctx.probe->timing_segments(&in, 1 + kWarmRuns, out.get());
+  const kd_status s = ctx.probe->timing_segments(&in, 1 + kTimingWarmRuns, out.get());
   if (s.kind != KD_OK) return backend_failure(s);
   const int warm = out->runs - 1;
   const double* w_events = out->compute_event_ms + 1;
   const bool events = !ctx.cpu_mode();
   ctx.fact("/timing/segments",
            {{"workload", out->desc},
-            {"load_ms", round3(out->load_ms)},
+            {"load_ms", perf::round3(out->load_ms)},
             {"cold",
-             {{"prepare_ms", round3(out->prepare_ms[0])}, {"compute_ms", round3(out->compute_ms[0])},
-              {"compute_event_ms", events ? json(round3(out->compute_event_ms[0])) : json()},
-              {"write_ms", round3(out->write_ms[0])}}},
+             {{"prepare_ms", perf::round3(out->prepare_ms[0])}, {"compute_ms", perf::round3(out->compute_ms[0])},
+              {"compute_event_ms", events ? json(perf::round3(out->compute_event_ms[0])) : json()},
+              {"write_ms", perf::round3(out->write_ms[0])}}},
             {"warm",
              {{"n", warm}, {"prepare_ms", stat(out->prepare_ms + 1, warm)}, {"compute_ms", stat(out->compute_ms + 1, warm)},
               {"compute_event_ms", events ? stat(w_events, warm) : json()}, {"write_ms", stat(out->write_ms + 1, warm)}}}});

@@ -7,6 +7,8 @@
 
 namespace kd::perf {
 
+double round3(double x) { return std::round(x * 1000) / 1000; }
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());

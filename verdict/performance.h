@@ -9,6 +9,7 @@ namespace kd::perf {
 
 double median(std::vector<double> v);  // 0 for an empty set
 double p95(std::vector<double> v);     // nearest rank; 0 for an empty set
+double round3(double x);               // to three decimals, as the report gives times
 
 struct Judged {
   std::optional<double> fraction;  // measured / reference; nullopt without a reference
