@@ -29,8 +29,9 @@ def timed(argv, env, cwd=None, ok=(0,)):
     return seconds
 
 
-def ninja_build(build_dir):
-    """The build's wall time and steps from .ninja_log (start and end ms of each step), the heaviest three."""
+def ninja_build(build_dir, skip=0):
+    """The build's wall time and steps from .ninja_log (start and end ms of each step), the heaviest three;
+    skip: the steps of earlier builds, which the log lists first."""
     steps = []
     with open(os.path.join(build_dir, ".ninja_log")) as f:
         for line in f:
@@ -38,6 +39,7 @@ def ninja_build(build_dir):
                 continue
             start, end, _, target, _ = line.rstrip("\n").split("\t")
             steps.append((int(start), int(end), target))
+    steps = steps[skip:]
     wall = (max(e for _, e, _ in steps) - min(s for s, _, _ in steps)) / 1000
     heaviest = sorted(steps, key=lambda s: s[0] - s[1])[:3]
     return wall, len(steps), [(os.path.basename(t), (e - s) / 1000) for s, e, t in heaviest]
@@ -72,7 +74,7 @@ def main():
         later = timed([os.path.join(clone, "scripts/run"), "--device", "cpu", "--layers", "L1,L4"], env)
         if not os.path.exists(heavy):
             sys.exit("scripts/run --layers L1,L4 did not build the probe's heavy part")
-        _, later_all_steps, later_heaviest = ninja_build(os.path.join(clone, "build"))  # the log holds both builds
+        _, later_steps, later_heaviest = ninja_build(os.path.join(clone, "build"), skip=log_steps)
 
         minimal = os.path.join(tmp, "minimal")
         m_configure = timed(["cmake", "-S", os.path.join(clone, "bench/minimal"), "-B", minimal, "-G", "Ninja",
@@ -87,7 +89,7 @@ def main():
         "device": args.device,
         "A": {"total_s": a, "setup_s": setup, "configure_s": max(first - build - run, 0.0), "build_s": build,
               "build_steps": steps, "heaviest": heaviest, "run_s": run},
-        "later_L4": {"total_s": later, "heavy_build_steps": later_all_steps - log_steps, "heaviest": later_heaviest},
+        "later_L4": {"total_s": later, "heavy_build_steps": later_steps, "heaviest": later_heaviest},
         "B": {"total_s": b, "configure_s": m_configure, "build_s": m_build, "run_s": m_run},
         "ratio_A_over_B": a / b, "target": TARGET, "stretch": STRETCH,
     }
