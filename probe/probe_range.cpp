@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "device_ops.h"
+#include "elapsed.h"
 #include "embedding_model.h"
 #include "probe_app.h"
-#include "elapsed.h"
 #include "probe_status.h"
 
 namespace kd::probe {

@@ -40,7 +40,6 @@ constexpr double kLatencyFactor = 8, kLatencyFloorMs = 1;
 constexpr int64_t kL4MaxLength = 64, kL4Count = 8;  // fixtures/embeddings_input.h: the set grows from these
 constexpr double kAfterSweep = 5;  // seconds of the run the sweep leaves for the report and the exit
 
-
 std::string gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1u << 30)); }
 
 template <class T>

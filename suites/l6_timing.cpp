@@ -24,7 +24,6 @@ using nlohmann::json;
 
 constexpr int kTimingWarmRuns = 20;
 
-
 json stat(const double* runs, int n) {
   const std::vector<double> v(runs, runs + n);
   return {{"median", perf::round3(perf::median(v))}, {"p95", perf::round3(perf::p95(v))}};
