@@ -23,7 +23,7 @@ struct Stage {
   std::string stage;
 };
 
-// A measured fact for the report: a JSON pointer and any value (where it may go is the report's rule).
+// A measured fact for the report: a JSON pointer and a value (contract/report_fields.h says where one may go).
 struct Fact {
   static constexpr const char* kName = "fact";
   std::string path;

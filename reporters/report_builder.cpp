@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "contract/option_table.h"
+#include "contract/report_fields.h"
 #include "redact.h"
 #include "worker_events.h"
 
@@ -64,40 +65,14 @@ json redacted(json v) {  // every string, at any depth
   return v;
 }
 
-bool is_scalar(const json& v) { return v.is_null() || v.is_boolean() || v.is_number() || v.is_string(); }
-bool is_plain(const json& v) {  // a scalar, or a list of scalars (pytorch.arch_list)
-  if (!v.is_array()) return is_scalar(v);
-  for (const auto& item : v)
-    if (!is_scalar(item)) return false;
-  return true;
-}
-
-// Facts come from the worker, which may be broken: they land only where the report has a place
-// for them and never reshape it. runtime, pytorch and execution have fixed keys taking plain
-// values; device (plain values), python, app, timing, memory, peer and collective are objects the layers fill.
+// Facts come from the worker, which may be broken: one lands only at a field of the report's
+// (contract/report_fields.h) and only with a value of that field's kind, so it never reshapes the report.
 void apply_fact(json* report, const events::Fact& fact) {
-  static const std::set<std::string> kFixed = {"runtime", "pytorch", "execution"};
-  static const std::set<std::string> kOpen = {"device", "python", "app", "timing", "memory", "peer", "collective"};
-  const std::string& path = fact.path;
-  const json& value = fact.value;
-  if (path.size() < 2 || path[0] != '/') return;
-  const size_t slash = path.find('/', 1);
-  const std::string section = path.substr(1, slash == std::string::npos ? std::string::npos : slash - 1);
-  if (kFixed.count(section)) {
-    if (slash == std::string::npos) return;
-    const std::string key = path.substr(slash + 1);
-    if (key.find('/') != std::string::npos || !(*report)[section].contains(key) || !is_plain(value)) return;
-    (*report)[section][key] = redacted(value);
-  } else if (kOpen.count(section)) {
-    if (slash == std::string::npos && !value.is_object()) return;
-    if (section == "device" && (slash != std::string::npos ||
-                                std::any_of(value.begin(), value.end(), [](const json& v) { return !is_scalar(v); })))
-      return;
-    if (!(*report)[section].is_null() && !(*report)[section].is_object()) return;
-    try {
-      (*report)[json::json_pointer(path)] = redacted(value);
-    } catch (const json::exception&) {  // a malformed pointer is dropped
-    }
+  const report::FieldInfo* field = report::find_field(fact.path);
+  if (!field || !report::fits(*field, fact.value)) return;
+  try {
+    (*report)[json::json_pointer(fact.path)] = redacted(fact.value);
+  } catch (const json::exception&) {  // a key that is no pointer token, or a section of another type: dropped
   }
 }
 
@@ -131,9 +106,9 @@ std::string last_finished(const json& markers) {
   return markers.empty() ? "none" : markers.back()["name"].get<std::string>();
 }
 
-// L5's record of an out-of-memory (/memory/oom), for the phase's cause and next action.
-std::optional<memory::OomEvent> oom_event(const json& memory) {
-  const json& o = json_read::field(memory, "oom");
+// L5's record of an out-of-memory, for the phase's cause and next action.
+std::optional<memory::OomEvent> oom_event(const json& report) {
+  const json& o = report::read(report, report::memory_oom);
   memory::OomEvent e;
   e.phase = text(o, "phase");
   if (e.phase.empty()) return std::nullopt;
@@ -149,13 +124,13 @@ std::optional<memory::OomEvent> oom_event(const json& memory) {
 
 HintContext hint_context(const json& report, const RunRecord& run) {
   HintContext c;
-  c.cuda_compiled = text(report["pytorch"], "cuda_compiled");
-  c.device_capability = text(report["device"], "capability");
-  if (report["pytorch"]["arch_list"].is_array()) c.arch_list = report["pytorch"]["arch_list"].get<std::vector<std::string>>();
-  if (report["execution"]["arch_supported"].is_boolean()) c.arch_supported = report["execution"]["arch_supported"].get<bool>();
+  c.cuda_compiled = report::read(report, report::pytorch_cuda_compiled).value_or("");
+  c.device_capability = text(report::read(report, report::device), "capability");
+  c.arch_list = report::read(report, report::pytorch_arch_list).value_or(std::vector<std::string>{});
+  c.arch_supported = report::read(report, report::execution_arch_supported);
   if (run.host.is_object() && !run.host["gpus"].empty()) c.driver_version = text(run.host["gpus"][0], "driver_version");
   c.visible_devices_env = run.visible_devices_env;
-  c.oom = oom_event(report["memory"]);
+  c.oom = oom_event(report);
   c.stage = text(report, "stage");
   return c;
 }
@@ -203,8 +178,8 @@ DecisionInput decision_input(const RunRecord& run, const json& report) {
   in.last_finished_step = last_finished(report["markers"]);
   in.timeout_s = run.options.timeout_s;
   in.cpu_mode = run.options.cpu_mode();
-  const json& ex = report["execution"];
-  in.verified = ex["product_verified"] == true && ex["gradient_verified"] == true;
+  in.verified = report::read(report, report::execution_product_verified) == true &&
+                report::read(report, report::execution_gradient_verified) == true;
   return in;
 }
 

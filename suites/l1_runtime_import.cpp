@@ -68,13 +68,13 @@ KD_LAYER(1, L1_RuntimeImport, "runtime & import", true);
 KD_STEP(1, L1_RuntimeImport, RuntimeFacts, "L1.runtime") {
   utsname u{};
   if (::uname(&u) != 0) return Outcome::fail(Code::RuntimeError, "uname() failed: the runtime cannot be identified");
-  ctx.fact("/runtime/os_family", u.sysname[0] == 'L' ? "linux" : u.sysname);
+  ctx.fact(report::runtime_os_family, u.sysname[0] == 'L' ? "linux" : u.sysname);
   const std::string os = os_name();
-  ctx.fact("/runtime/os_name", os.empty() ? nlohmann::json() : nlohmann::json(os));
-  ctx.fact("/runtime/arch", u.machine);
-  ctx.fact("/runtime/libc", fmt::format("glibc {}", gnu_get_libc_version()));
-  ctx.fact("/runtime/compiler", compiler());
-  ctx.fact("/runtime/suite_version", KD_VERSION);
+  ctx.fact(report::runtime_os_name, report::unless_empty(os));
+  ctx.fact(report::runtime_arch, u.machine);
+  ctx.fact(report::runtime_libc, fmt::format("glibc {}", gnu_get_libc_version()));
+  ctx.fact(report::runtime_compiler, compiler());
+  ctx.fact(report::runtime_suite_version, KD_VERSION);
   return Outcome::pass();
 }
 
@@ -82,7 +82,7 @@ KD_STEP(1, L1_RuntimeImport, RuntimeFacts, "L1.runtime") {
 KD_STEP(1, L1_RuntimeImport, LibTorchLoads, "L1.import", "L1.runtime") {
   const ProbeLoad load = load_probe(default_probe_path());
   if (!load.probe) {
-    ctx.fact("/pytorch/loaded", false);
+    ctx.fact(report::pytorch_loaded, false);
     return Outcome::fail(load.code, load.message);
   }
   kd_torch_info info{};
@@ -91,13 +91,13 @@ KD_STEP(1, L1_RuntimeImport, LibTorchLoads, "L1.import", "L1.runtime") {
     return Outcome::fail(Code::TorchImportFailed, fmt::format("LibTorch loaded but did not answer: {}", s.message));
   ctx.probe = load.probe;
   events::marker("load_library", "L1.import");
-  auto or_null = [](const char* v) { return *v ? nlohmann::json(v) : nlohmann::json(); };
-  ctx.fact("/pytorch/loaded", true);
-  ctx.fact("/pytorch/version", or_null(info.version));
-  ctx.fact("/pytorch/cuda_compiled", or_null(info.cuda_compiled));
-  ctx.fact("/pytorch/hip_compiled", or_null(info.hip_compiled));
-  ctx.fact("/pytorch/backend", info.backend);
-  ctx.fact("/pytorch/source", info.source);
+  auto or_null = [](const char* v) { return report::unless_empty(v); };
+  ctx.fact(report::pytorch_loaded, true);
+  ctx.fact(report::pytorch_version, or_null(info.version));
+  ctx.fact(report::pytorch_cuda_compiled, or_null(info.cuda_compiled));
+  ctx.fact(report::pytorch_hip_compiled, or_null(info.hip_compiled));
+  ctx.fact(report::pytorch_backend, info.backend);
+  ctx.fact(report::pytorch_source, info.source);
   // L4, L7 and L8 use the probe's heavy part, a library of its own: one missing or refused is this step's
   // failure (the probe cannot load), never a later layer's runtime error.
   for (const char* id : {"L4", "L7", "L8"}) {
@@ -125,7 +125,7 @@ KD_STEP(1, L1_RuntimeImport, PythonTorch, "L1.python") {
     return Outcome::fail(Code::TorchImportFailed, fmt::format("the --python interpreter gave no answer (exit {})", r.exit_status));
   const std::string import = out.value("import", "failed");
   auto field = [&](const char* k) { return out.contains(k) ? out[k] : nlohmann::json(); };
-  ctx.fact("/python", {{"version", field("python")}, {"import", import}, {"torch_version", field("torch")},
+  ctx.fact(report::python, {{"version", field("python")}, {"import", import}, {"torch_version", field("torch")},
                        {"cuda", field("cuda")}, {"hip", field("hip")}});
   if (import == "missing") return Outcome::fail(Code::TorchMissing, "python: " + out.value("message", "no torch"));
   if (import != "ok") return Outcome::fail(Code::TorchImportFailed, "python: " + out.value("message", "import failed"));

@@ -38,8 +38,8 @@ KD_STEP(2, L2_BackendDevice, GpuAvailable, "L2.gpu_available", "L2.backend") {
   kd_gpu_state g{};
   const kd_status s = ctx.probe->gpu_state(&g);
   if (s.kind != KD_OK) return backend_failure(s);
-  ctx.fact("/pytorch/gpu_available", g.available != 0);
-  ctx.fact("/pytorch/visible_device_count", g.device_count);
+  ctx.fact(report::pytorch_gpu_available, g.available != 0);
+  ctx.fact(report::pytorch_visible_device_count, g.device_count);
   if (!g.available)
     return Outcome::fail(Code::GpuUnavailable, *g.reason ? g.reason : "no GPU is visible to this process");
   return Outcome::pass();
@@ -62,7 +62,7 @@ KD_STEP(2, L2_BackendDevice, DeviceProperties, "L2.device_properties", "L2.devic
   kd_device_props p{};
   const kd_status s = ctx.probe->device_props(ctx.device_index(), &p);
   if (s.kind != KD_OK) return backend_failure(s);  // e.g. no memory left for a CUDA context
-  ctx.fact("/device", {{"index", ctx.device_index()},
+  ctx.fact(report::device, {{"index", ctx.device_index()},
                        {"name", p.name},
                        {"capability", fmt::format("{}.{}", p.major, p.minor)},
                        {"total_memory_bytes", p.total_memory_bytes},
@@ -74,9 +74,9 @@ KD_STEP(2, L2_BackendDevice, DeviceProperties, "L2.device_properties", "L2.devic
   kd_torch_info info{};
   ctx.probe->torch_info(&info);
   const std::vector<std::string> archs = split_list(info.arch_list);
-  ctx.fact("/pytorch/arch_list", archs.empty() ? nlohmann::json() : nlohmann::json(archs));
+  ctx.fact(report::pytorch_arch_list, archs.empty() ? std::nullopt : std::optional(archs));
   const std::optional<bool> covered = arch_covers(archs, p.major, p.minor);
-  ctx.fact("/execution/arch_supported", covered ? nlohmann::json(*covered) : nlohmann::json());
+  ctx.fact(report::execution_arch_supported, covered);
   return Outcome::pass();
 }
 

@@ -31,7 +31,7 @@ KD_LAYER(3, L3_TinyOp, "tiny op", true);
 // records which device it was (name, capability, arch check) in its report.
 KD_STEP(3, L3_TinyOp, Inputs, "L3.inputs", "L2.device_properties") {
   const std::string device = ctx.cpu_mode() ? "cpu" : fmt::format("cuda:{}", ctx.device_index());
-  ctx.fact("/execution/device", device);
+  ctx.fact(report::execution_device, device);
   const kd_status s = ctx.probe->tiny_inputs(!ctx.cpu_mode(), ctx.device_index(), ctx.probe_fault());
   return s.kind == KD_OK ? Outcome::pass() : backend_failure(s);
 }
@@ -42,7 +42,7 @@ KD_STEP(3, L3_TinyOp, Product, "L3.product", "L3.inputs") {
   const kd_status s = ctx.probe->tiny_product(p);
   if (s.kind != KD_OK) return backend_failure(s);
   const bool ok = equal(p, kProduct);
-  ctx.fact("/execution/product_verified", ok);
+  ctx.fact(report::execution_product_verified, ok);
   if (!ok) return Outcome::fail(Code::CheckFailed, fmt::format("a @ b = {}, expected {}", show(p), show(kProduct.data())));
   return Outcome::pass();
 }
@@ -51,7 +51,7 @@ KD_STEP(3, L3_TinyOp, Loss, "L3.loss", "L3.product") {
   float loss = 0;
   const kd_status s = ctx.probe->tiny_loss(&loss);
   if (s.kind != KD_OK) return backend_failure(s);
-  ctx.fact("/execution/loss", loss);
+  ctx.fact(report::execution_loss, loss);
   if (loss != kLoss) return Outcome::fail(Code::CheckFailed, fmt::format("loss = (sum p)^2 = {}, expected {}", loss, kLoss));
   return Outcome::pass();
 }
@@ -61,7 +61,7 @@ KD_STEP(3, L3_TinyOp, Gradients, "L3.gradients", "L3.loss") {
   const kd_status s = ctx.probe->tiny_backward(ga, gb);
   if (s.kind != KD_OK) return backend_failure(s);
   const bool ok = equal(ga, kGradA) && equal(gb, kGradB);
-  ctx.fact("/execution/gradient_verified", ok);
+  ctx.fact(report::execution_gradient_verified, ok);
   if (!ok)
     return Outcome::fail(Code::CheckFailed, fmt::format("grad_a = {}, grad_b = {}, expected {} and {}", show(ga), show(gb),
                                                         show(kGradA.data()), show(kGradB.data())));

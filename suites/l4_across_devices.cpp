@@ -82,7 +82,7 @@ std::optional<Outcome> split_devices(WorkerContext& ctx, std::vector<int>* devic
 // its ids, and with_model the user's model), then gathered and checked against `single`, this worker's whole run.
 Outcome split_and_check(WorkerContext& ctx, const std::vector<int>& devices, const std::string& unit, bool cpu_shards,
                         const std::vector<int64_t>& ids, const std::vector<std::vector<double>>& single,
-                        bool with_model, const std::string& fact) {
+                        bool with_model, const report::Field<json>& fact) {
   const std::vector<shard::Shard> shards = shard::split(ids, devices);
   ScratchFolder folder("kd-shards");
   if (folder.path.empty()) return Outcome::fail(Code::RuntimeError, "cannot create a scratch folder for the shards' output");
@@ -145,7 +145,7 @@ KD_STEP(4, L4_App, AcrossDevices, "L4.across_devices", "L4.embeddings") {
     for (size_t i = 0; i < ids.size(); ++i)
       if (ids[i] == whole->ids[r])
         single[i].assign(whole->device + r * whole->dim, whole->device + (r + 1) * whole->dim);
-  return split_and_check(ctx, devices, unit, cpu_shards, ids, single, false, "/app/across_devices");
+  return split_and_check(ctx, devices, unit, cpu_shards, ids, single, false, report::app_across_devices);
 }
 
 // The user's --model split the same way, by rows of its batch: each shard the very rows of the whole input
@@ -177,7 +177,7 @@ KD_STEP(4, L4_App, AcrossDevicesModel, "L4.across_devices_model", "L4.model_run"
   std::vector<int64_t> rows;
   for (int64_t r = 0; r < std::get<int64_t>(batch); ++r) rows.push_back(r);
   return split_and_check(ctx, devices, unit, cpu_shards, rows, std::get<std::vector<std::vector<double>>>(single), true,
-                         "/app/across_devices_model");
+                         report::app_across_devices_model);
 }
 
 }  // namespace kd

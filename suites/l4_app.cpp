@@ -44,7 +44,7 @@ KD_STEP(4, L4_App, Embeddings, "L4.embeddings", "L3.synchronize") {
   const app::Embeddings e = app::embeddings_from_probe(in, *out, kExpectedDim);
   const auto v = app::check_embeddings(e, kTolerance);
   const size_t n = e.device.size();
-  ctx.fact("/app/embeddings",
+  ctx.fact(report::app_embeddings,
            {{"input", out->input_desc}, {"output", out->output_desc}, {"count", out->count}, {"dim", out->dim},
             {"eval_mode", out->eval_mode != 0}, {"inference_mode", out->inference_mode != 0},
             {"cpu_reference", app::to_json(app::compare(e.device.data(), e.reference.data(), n, kTolerance), kTolerance)},
@@ -62,7 +62,7 @@ KD_STEP(4, L4_App, TrainingStep, "L4.training", "L3.synchronize") {
   kd_app_train_out out{};
   const kd_status s = ctx.probe->app_training(!ctx.cpu_mode(), ctx.device_index(), folder.path.c_str(), &out);
   if (s.kind != KD_OK) return backend_failure(s);
-  ctx.fact("/app/training",
+  ctx.fact(report::app_training,
            {{"input", out.desc}, {"loss", std::isfinite(out.loss) ? json(out.loss) : json()},
             {"trainable_changed", out.trainable_changed}, {"trainable_total", out.trainable_total},
             {"frozen_changed", out.frozen_changed}, {"frozen_total", out.frozen_total},
@@ -118,7 +118,7 @@ std::optional<app::Violation> signature_problem(const WorkerContext& ctx, const 
   char text[4096] = {};
   if (ctx.probe->model_signature(text, sizeof text).kind != KD_OK) return std::nullopt;
   const std::vector<app::Parameter> params = app::parse_signature(text);
-  ctx.fact("/app/model/signature", app::signature_text(params));
+  ctx.fact(report::app_model_signature, app::signature_text(params));
   return app::check_signature(spec.inputs, params);
 }
 
@@ -143,7 +143,7 @@ Outcome explain_device_assert(const WorkerContext& ctx, const std::string& gpu_e
     else if (said.rfind("error: ", 0) == 0) cpu_error = said.substr(7), cpu = "failed";
     else cpu = pid < 0 ? "could not be started" : "ended with " + how_it_ended(status);
   }
-  ctx.fact("/app/model/device_assert",
+  ctx.fact(report::app_model_device_assert,
            {{"gpu_error", gpu_error}, {"cpu_rerun", cpu}, {"cpu_error", cpu_error.empty() ? json() : json(cpu_error)},
             {"gpu_process", "discarded: a device-side assert leaves the process's CUDA context unusable, so the CPU "
                             "run was a fresh process"}});
@@ -161,7 +161,7 @@ KD_STEP(4, L4_App, ModelLoad, "L4.model_load", "L3.synchronize", "L4.extension_l
   if (auto why = app::model_file_problem(*ctx.options.model)) return Outcome::fail(Code::ModelLoadFailed, *why);
   // The format from the file's content, so that a wrong extension neither hides a model nor misnames the error.
   const app::ModelFile file = app::inspect_model_file(*ctx.options.model);
-  ctx.fact("/app/model/format", app::format_key(file.format));
+  ctx.fact(report::app_model_format, app::format_key(file.format));
   if (!file.unsafe.empty())  // LibTorch's loader extracts a package's entries: refused before it sees them
     return Outcome::fail(Code::ModelLoadFailed, "refused: an archive entry would be extracted outside its folder: " + file.unsafe);
   if (!file.corrupt.empty())  // LibTorch would read past a truncated record without an error
@@ -182,7 +182,7 @@ KD_STEP(4, L4_App, ModelLoad, "L4.model_load", "L3.synchronize", "L4.extension_l
   if (s.kind == KD_ERR_MODEL_DEVICE) return Outcome::fail(Code::ModelLoadFailed, app::device_mismatch(s.message, requested));
   if (s.kind == KD_ERR_UNSUPPORTED) return Outcome::fail(Code::ModelLoadFailed, s.message);
   if (s.kind != KD_OK) return backend_failure(s);
-  ctx.fact("/app/model/model", desc);
+  ctx.fact(report::app_model_model, desc);
   events::marker("load_weights", "L4.model_load");
   return Outcome::pass();
 }
@@ -193,7 +193,7 @@ KD_STEP(4, L4_App, ModelContract, "L4.model_run", "L4.model_load") {
   if (const auto* why = std::get_if<std::string>(&spec)) return Outcome::fail(Code::UsageError, "--input: " + *why);
   const app::ModelSpec& ms = std::get<app::ModelSpec>(spec);
   if (const auto v = signature_problem(ctx, ms)) {
-    ctx.fact("/app/model/contract", v->rule);
+    ctx.fact(report::app_model_contract, v->rule);
     return broken(*v);
   }
   const auto inputs = app::probe_inputs(ms);
@@ -206,21 +206,21 @@ KD_STEP(4, L4_App, ModelContract, "L4.model_run", "L4.model_load") {
   // TEST ONLY (--inject-fault device-assert): the run reads as a GPU's device-side assert, whatever it did.
   const bool injected = ctx.fault("device-assert");
   const std::string error = injected ? "CUDA error: device-side assert triggered (injected by --inject-fault device-assert)" : s.message;
-  if (*desc) ctx.fact("/app/model/input", desc);  // also when it failed: where each input was is half the story
+  if (*desc) ctx.fact(report::app_model_input, desc);  // also when it failed: where each input was is half the story
   if (device_side_assert(error) && (!ctx.cpu_mode() || injected)) return explain_device_assert(ctx, error);
   if (s.kind != KD_OK) return backend_failure(s);
   json shown = json::array();
   for (const auto& o : outputs) shown.push_back(o.is_tensor ? app::shape_text(o.shape) + " " + o.dtype : o.dtype);
   const auto v = app::check_outputs(ms, outputs);
-  ctx.fact("/app/model/outputs", shown);
-  ctx.fact("/app/model/output_list", output_list(outputs));
+  ctx.fact(report::app_model_outputs, shown);
+  ctx.fact(report::app_model_output_list, output_list(outputs));
   const auto ref_at = ms.reference ? app::find_output(ms.reference->output, outputs) : std::nullopt;
   if (ref_at) {  // the measured agreement, whatever the verdict
     const double cos = app::min_reference_cosine(*ms.reference, outputs[*ref_at]);
-    ctx.fact("/app/model/reference", {{"vectors", ms.reference->embeddings.size()}, {"dim", ms.reference->embeddings[0].size()},
+    ctx.fact(report::app_model_reference, {{"vectors", ms.reference->embeddings.size()}, {"dim", ms.reference->embeddings[0].size()},
                                       {"min_cosine", std::isfinite(cos) ? json(cos) : json()}, {"threshold", ms.reference->min_cosine}});
   }
-  ctx.fact("/app/model/contract", v ? v->rule : "passed");
+  ctx.fact(report::app_model_contract, v ? v->rule : "passed");
   events::marker("write", "L4.model_run");  // the outputs' facts are out
   return v ? broken(*v) : Outcome::pass();
 }

@@ -20,7 +20,7 @@ Outcome load_extensions(WorkerContext& ctx) {
     json entry = {{"library", ext::file_name(given)}, {"loaded", false}, {"operators", json::array()}};
     auto fail = [&](const std::string& why) {
       libraries.push_back(entry);
-      ctx.fact("/app/extensions", libraries);
+      ctx.fact(report::app_extensions, libraries);
       return Outcome::fail(Code::ModelLoadFailed, why);
     };
     if (auto why = ext::file_problem(path)) return fail(*why);
@@ -34,7 +34,7 @@ Outcome load_extensions(WorkerContext& ctx) {
     entry["operator_count"] = out->operator_count;
     libraries.push_back(entry);
   }
-  ctx.fact("/app/extensions", libraries);
+  ctx.fact(report::app_extensions, libraries);
   return Outcome::pass();
 }
 

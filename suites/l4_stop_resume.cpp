@@ -85,7 +85,7 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
   const Job job{{folder.path}};
   json runs = json::array();
   auto report = [&](const std::string& contract) {
-    ctx.fact("/app/stop_resume", {{"items", resume::kItems}, {"batch_size", resume::kBatchSize}, {"batches", kBatches},
+    ctx.fact(report::app_stop_resume, {{"items", resume::kItems}, {"batch_size", resume::kBatchSize}, {"batches", kBatches},
                                   {"runs", runs}, {"contract", contract}});
   };
   // A run the job should not have ended the way it did: the job's own last words, when it failed.

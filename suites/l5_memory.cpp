@@ -71,7 +71,7 @@ Outcome out_of_memory(const WorkerContext& ctx, const kd_memory_in& in, const Wo
   if (in.fraction > 0) e.fraction = in.fraction;
   const memory::OomVerdict v = memory::classify_oom(e);
   auto number = [&](uint64_t x) { return e.device_numbers ? json(x) : json(); };
-  ctx.fact("/memory/oom", {{"phase", e.phase}, {"requested_bytes", e.requested ? json(*e.requested) : json()},
+  ctx.fact(report::memory_oom, {{"phase", e.phase}, {"requested_bytes", e.requested ? json(*e.requested) : json()},
                            {"device_free_bytes", number(e.device_free)}, {"device_total_bytes", number(e.device_total)},
                            {"reserved_bytes", number(e.reserved)}, {"allocated_bytes", number(e.allocated)},
                            {"held_by_others_bytes", number(memory::held_by_others(e))},
@@ -90,19 +90,19 @@ KD_STEP(5, L5_Memory, Phases, "L5.phases", "L3.synchronize") {
   WorkloadRun& r = workload();
   r.status = ctx.probe->memory_workload(&in, &r.out, step_started, nullptr);
   const kd_memory_out& o = r.out;
-  ctx.fact("/memory/device", ctx.cpu_mode() ? std::string("cpu") : fmt::format("cuda:{}", ctx.device_index()));
-  ctx.fact("/memory/workload", o.desc);
-  ctx.fact("/memory/fraction", in.fraction > 0 ? json(in.fraction) : json());
-  ctx.fact("/memory/weights_bytes", o.weights_bytes);
-  ctx.fact("/memory/activation_bytes", o.activation_bytes);
+  ctx.fact(report::memory_device, ctx.cpu_mode() ? std::string("cpu") : fmt::format("cuda:{}", ctx.device_index()));
+  ctx.fact(report::memory_workload, o.desc);
+  ctx.fact(report::memory_fraction, in.fraction > 0 ? std::optional(in.fraction) : std::nullopt);
+  ctx.fact(report::memory_weights_bytes, o.weights_bytes);
+  ctx.fact(report::memory_activation_bytes, o.activation_bytes);
   json steps = json::array();
   for (int s = 0; s < o.steps_done && o.counters; ++s) {
     json step = counters(o.at[s]);
     step["name"] = kStepNames[s];
     steps.push_back(step);
   }
-  ctx.fact("/memory/steps", o.counters ? steps : json());
-  ctx.fact("/memory/iterations",
+  ctx.fact(report::memory_steps, o.counters ? steps : json());
+  ctx.fact(report::memory_iterations,
            {{"n", o.iterations_done},
             {"allocated_bytes", o.counters ? json(std::vector<uint64_t>(o.iteration_allocated, o.iteration_allocated + o.iterations_done))
                                            : json()},
@@ -143,7 +143,7 @@ KD_STEP(5, L5_Memory, EmptyCache, "L5.empty_cache", "L5.phases") {
   const kd_memory_counters &before = o.at[KD_MEM_ITERATIONS], &after = o.at[KD_MEM_EMPTY_CACHE];
   const uint64_t cached = before.reserved - before.allocated;
   const uint64_t returned = before.reserved > after.reserved ? before.reserved - after.reserved : 0;
-  ctx.fact("/memory/empty_cache", {{"cached_before_bytes", cached}, {"returned_bytes", returned},
+  ctx.fact(report::memory_empty_cache, {{"cached_before_bytes", cached}, {"returned_bytes", returned},
                                    {"allocated_before_bytes", before.allocated}, {"allocated_after_bytes", after.allocated},
                                    {"referenced_intact", o.referenced_intact != 0}});
   if (after.allocated != before.allocated)
@@ -163,8 +163,8 @@ KD_STEP(5, L5_Memory, Growth, "L5.growth", "L5.phases") {
   const kd_memory_out& o = workload().out;
   const memory::Growth g = memory::judge_growth(
       std::vector<uint64_t>(o.iteration_allocated, o.iteration_allocated + o.iterations_done), kGrowthTolerance);
-  ctx.fact("/memory/iterations/growth_per_iteration_bytes", g.per_iteration);
-  ctx.fact("/memory/iterations/tolerance_bytes", kGrowthTolerance);
+  ctx.fact(report::memory_growth_per_iteration_bytes, g.per_iteration);
+  ctx.fact(report::memory_growth_tolerance_bytes, kGrowthTolerance);
   return g.beyond ? Outcome::fail(Code::MemoryCheckFailed, g.message) : Outcome::pass();
 }
 

@@ -265,7 +265,7 @@ KD_STEP(5, L5_Memory, OperatingRange, "L5.range", "L3.synchronize") {
     fact.update({{"knee", maybe(range::knee(r.points))}, {"knee_min_gain", range::kKneeMinGain},
                  {"latency_limit_ms", maybe(s.latency_limit_ms)}});
   if (axis == "processes") fact.update({{"limit", procs.limit}, {"host_memory_share", host_share}});
-  ctx.fact("/memory/range", fact);
+  ctx.fact(report::memory_range, fact);
   if (r.failure) return Outcome::fail(s.failure_code, *r.failure);
   return Outcome::pass();
 }

@@ -61,7 +61,7 @@ Outcome measure(WorkerContext& ctx, const Ceiling& c) {
   kd_status s = ctx.probe->device_props(ctx.device_index(), &props);
   if (s.kind != KD_OK) return backend_failure(s);
   const std::optional<DeviceCeilings> dev = find_ceilings(props.name);
-  ctx.fact("/timing/reference_device", dev ? json(std::string(dev->key)) : json());
+  ctx.fact(report::timing_reference_device, dev ? std::optional<std::string>(dev->key) : std::nullopt);
   auto out = std::make_unique<kd_ceiling_out>();
   s = ctx.probe->ceiling(ctx.device_index(), c.kind, out.get());
   if (s.kind != KD_OK) return backend_failure(s);
@@ -75,7 +75,7 @@ Outcome measure(WorkerContext& ctx, const Ceiling& c) {
   const std::string unit = copy ? "TB/s" : "TFLOP/s";
   const std::optional<double> ref = reference_for(dev, c.kind);
   const perf::Judged j = perf::judge(c.what, measured, ref, floor, unit, dev ? std::string(dev->key) : "device");
-  ctx.fact(std::string("/timing/ceilings/") + c.key,
+  ctx.fact(report::timing_ceilings, c.key,
            {{"workload", out->desc}, {"measured", perf::round3(measured)}, {"unit", unit}, {"reference", ref ? json(*ref) : json()},
             {"fraction", j.fraction ? json(perf::round3(*j.fraction)) : json()}, {"floor", floor}, {"repeats", out->repeats},
             {"min", perf::round3(*std::min_element(rates.begin(), rates.end()))},
@@ -96,7 +96,7 @@ KD_STEP(6, L6_Timing, Segments, "L6.segments", "L3.synchronize") {
   const int warm = out->runs - 1;
   const double* w_events = out->compute_event_ms + 1;
   const bool events = !ctx.cpu_mode();
-  ctx.fact("/timing/segments",
+  ctx.fact(report::timing_segments,
            {{"workload", out->desc},
             {"load_ms", perf::round3(out->load_ms)},
             {"cold",

@@ -71,8 +71,8 @@ KD_STEP(7, L7_Peer, Copy, "L7.copy", "L2.gpu_available") {
   std::vector<int> gpus;
   if (auto na = unless_two_gpus(ctx, &gpus)) return *na;
   const int count = static_cast<int>(gpus.size());
-  ctx.fact("/peer/device_count", count);
-  ctx.fact("/peer/devices", gpus);  // the matrices' rows and columns, in order
+  ctx.fact(report::peer_device_count, count);
+  ctx.fact(report::peer_devices, gpus);  // the matrices' rows and columns, in order
   json access = square(count), copies = json::array();
   const auto failed = each_pair(gpus, "L7.copy", [&](size_t i, size_t j) -> std::optional<Outcome> {
     const int src = gpus[i], dst = gpus[j];
@@ -85,8 +85,8 @@ KD_STEP(7, L7_Peer, Copy, "L7.copy", "L2.gpu_available") {
     if (out.mismatches) return wrong_copy(src, dst, out);
     return std::nullopt;
   });
-  ctx.fact("/peer/access", access);  // what was learned, also when a pair failed
-  ctx.fact("/peer/copies", copies);
+  ctx.fact(report::peer_access, access);  // what was learned, also when a pair failed
+  ctx.fact(report::peer_copies, copies);
   return failed.value_or(Outcome::pass());
 }
 
@@ -110,7 +110,7 @@ KD_STEP(7, L7_Peer, Bandwidth, "L7.bandwidth", "L7.copy") {
                      {"workload", out->desc}});
     return std::nullopt;
   });
-  ctx.fact("/peer/bandwidth", {{"unit", "GB/s"}, {"bytes", kCopyBytes}, {"matrix", matrix}, {"pairs", pairs}});
+  ctx.fact(report::peer_bandwidth, {{"unit", "GB/s"}, {"bytes", kCopyBytes}, {"matrix", matrix}, {"pairs", pairs}});
   return failed.value_or(Outcome::pass());
 }
 
@@ -120,11 +120,11 @@ KD_STEP(7, L7_Peer, AllReduce, "L7.all_reduce", "L7.copy") {
   kd_all_reduce_out out{};
   const kd_status s = ctx.probe->all_reduce(gpus.data(), static_cast<int>(gpus.size()), &out);
   if (s.kind == KD_ERR_UNSUPPORTED) {
-    ctx.fact("/peer/all_reduce", {{"status", "not_supported"}, {"message", s.message}});
+    ctx.fact(report::peer_all_reduce, {{"status", "not_supported"}, {"message", s.message}});
     return Outcome::not_applicable(s.message);
   }
   if (s.kind != KD_OK) return backend_failure(s);
-  ctx.fact("/peer/all_reduce", {{"status", out.verified ? "passed" : "failed"}, {"ranks", out.ranks},
+  ctx.fact(report::peer_all_reduce, {{"status", out.verified ? "passed" : "failed"}, {"ranks", out.ranks},
                                 {"elements", out.elements}, {"expected", out.expected},
                                 {"ms", std::round(out.seconds * 1e6) / 1e3}, {"workload", out.desc}});
   if (!out.verified)

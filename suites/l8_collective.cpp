@@ -83,11 +83,11 @@ json check_fact(const kd_collective_check_out& out, const kd_status& s) {
 
 // A verified operation: the fact, then 17 when it failed, 8 when a value is wrong.
 template <class Call>
-Outcome verified(WorkerContext& ctx, const char* name, const char* what, Call call) {
+Outcome verified(WorkerContext& ctx, const report::Field<json>& field, const char* what, Call call) {
   if (auto no = unless_joined()) return *no;
   kd_collective_check_out out{};
   const kd_status s = call(&out);
-  ctx.fact(fmt::format("/collective/{}", name), check_fact(out, s));
+  ctx.fact(field, check_fact(out, s));
   if (s.kind != KD_OK) return operation_failure(s, out);
   if (out.wrong)
     return Outcome::fail(Code::CheckFailed,
@@ -134,11 +134,11 @@ KD_STEP(8, L8_Collective, Join, "L8.join", "L2.gpu_available") {
   in.index = ctx.options.device_index_given ? ctx.device_index() : r.local_rank;  // one GPU per rank on its machine
   in.join_timeout_s = in.op_timeout_s = limit(ctx);
   in.wrong_contribution = ctx.fault("collective-wrong") && r.rank == r.world_size - 1;
-  ctx.fact("/collective/source", r.source);
-  ctx.fact("/collective/world_size", r.world_size);
-  ctx.fact("/collective/rank", r.rank);
-  ctx.fact("/collective/local_rank", r.local_rank);
-  ctx.fact("/collective/device", in.on_gpu ? fmt::format("cuda:{}", in.index) : "cpu");
+  ctx.fact(report::collective_source, r.source);
+  ctx.fact(report::collective_world_size, r.world_size);
+  ctx.fact(report::collective_rank, r.rank);
+  ctx.fact(report::collective_local_rank, r.local_rank);
+  ctx.fact(report::collective_device, in.on_gpu ? fmt::format("cuda:{}", in.index) : "cpu");
   if (in.on_gpu) {
     kd_gpu_state g{};
     const kd_status gs = ctx.probe->gpu_state(&g);
@@ -150,12 +150,12 @@ KD_STEP(8, L8_Collective, Join, "L8.join", "L2.gpu_available") {
   }
   kd_collective_join_out out{};
   const kd_status s = ctx.probe->collective_join(&in, &out);
-  ctx.fact("/collective/join",
+  ctx.fact(report::collective_join,
            {{"status", s.kind == KD_OK ? "passed" : "failed"}, {"joined", out.joined},
             {"missing_ranks", std::vector<int>(out.missing, out.missing + std::min(out.missing_count, KD_COLLECTIVE_MAX_MISSING))},
             {"missing_count", out.missing_count}, {"waited_s", std::round(in.join_timeout_s * 10) / 10},
             {"ms", std::round(out.seconds * 1e6) / 1e3}, {"workload", out.desc}});
-  if (out.backend[0]) ctx.fact("/collective/backend", std::string(out.backend));
+  if (out.backend[0]) ctx.fact(report::collective_backend, std::string(out.backend));
   if (s.kind == KD_ERR_UNSUPPORTED) return not_applicable(s.message);
   if (s.kind == KD_ERR_UNREACHABLE) return unreachable(s.message);
   if (s.kind != KD_OK) return backend_failure(s);
@@ -166,19 +166,19 @@ KD_STEP(8, L8_Collective, Join, "L8.join", "L2.gpu_available") {
 }
 
 KD_STEP(8, L8_Collective, AllReduce, "L8.all_reduce", "L8.join") {
-  return verified(ctx, "all_reduce", "all-reduce (sum)", [](kd_collective_check_out* o) {
+  return verified(ctx, report::collective_all_reduce, "all-reduce (sum)", [](kd_collective_check_out* o) {
     return worker_context().probe->collective_all_reduce(o);
   });
 }
 
 KD_STEP(8, L8_Collective, Broadcast, "L8.broadcast", "L8.all_reduce") {
-  return verified(ctx, "broadcast", "broadcast from rank 0", [](kd_collective_check_out* o) {
+  return verified(ctx, report::collective_broadcast, "broadcast from rank 0", [](kd_collective_check_out* o) {
     return worker_context().probe->collective_broadcast(o);
   });
 }
 
 KD_STEP(8, L8_Collective, Barrier, "L8.barrier", "L8.broadcast") {
-  return verified(ctx, "barrier", "barrier", [](kd_collective_check_out* o) {
+  return verified(ctx, report::collective_barrier, "barrier", [](kd_collective_check_out* o) {
     return worker_context().probe->collective_barrier(o);
   });
 }
@@ -203,7 +203,7 @@ KD_STEP(8, L8_Collective, Bandwidth, "L8.bandwidth", "L8.barrier") {
                     {"busbw", std::round(largest_busbw * 100) / 100}});
   }
   const double floor = ctx.options.min_bus_bandwidth;
-  ctx.fact("/collective/bandwidth", {{"unit", "GB/s"}, {"sizes", rows}, {"floor_busbw", floor > 0 ? json(floor) : json()},
+  ctx.fact(report::collective_bandwidth, {{"unit", "GB/s"}, {"sizes", rows}, {"floor_busbw", floor > 0 ? json(floor) : json()},
                                      {"floor_checked", floor > 0 && n >= 2},
                                      {"note", n >= 2 ? json() : json("one rank: nothing crosses between ranks; algbw "
                                                                     "times a local pass, busbw is 0 by its formula")},

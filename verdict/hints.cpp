@@ -10,8 +10,6 @@
 namespace kd {
 namespace {
 
-bool has(const std::string& text, const char* needle) { return text.find(needle) != std::string::npos; }
-
 std::string sm(const std::string& capability) {  // "9.0" -> "sm_90"
   std::string digits;
   for (char c : capability)
@@ -55,17 +53,17 @@ std::optional<Hint> oom_hint(const std::string& m) {
 
 // L8: which of the usual causes the message points at.
 Hint collective_hint(const std::string& m) {
-  if (has(m, "rendezvous store did not answer"))
+  if (mentions(m, "rendezvous store did not answer"))
     return Hint{"rank 0 is not running, or its address or port cannot be reached from this node (a wrong MASTER_ADDR, "
                 "a firewall, or the port taken on rank 0's node)",
                 "check that rank 0 started and what it reported; check MASTER_ADDR and MASTER_PORT, and that the port is "
                 "open between the nodes (nc -z HOST PORT)"};
-  if (has(m, "did not join"))
+  if (mentions(m, "did not join"))
     return Hint{"the named ranks never started, started too late, or cannot reach rank 0 (a node that is down or "
                 "still pulling its image, a job step that launched fewer tasks than the world size)",
                 "look at the named ranks' nodes and their own reports; check that the job starts one task per rank and "
                 "that --timeout leaves time for the slowest node to start"};
-  if (has(m, "could not serve"))
+  if (mentions(m, "could not serve"))
     return Hint{"rank 0 could not listen on the rendezvous port (taken by another job, or not allowed)",
                 "choose another MASTER_PORT (or --rendezvous HOST:PORT) that is free on rank 0's node"};
   return Hint{"the ranks met but the transport between them failed: a rank died, or the chosen network interface does "
@@ -75,34 +73,34 @@ Hint collective_hint(const std::string& m) {
 }
 
 std::optional<Hint> find_hint(Code code, const std::string& m, const HintContext& c) {
-  if (has(m, "driver version is insufficient for CUDA runtime version") || has(m, "NVIDIA driver on your system is too old")) {
+  if (mentions(m, "driver version is insufficient for CUDA runtime version") || mentions(m, "NVIDIA driver on your system is too old")) {
     const std::string cuda = c.cuda_compiled.empty() ? "" : " " + c.cuda_compiled;
     const std::string driver = c.driver_version.empty() ? "" : fmt::format(" (driver {})", c.driver_version);
     return Hint{fmt::format("the build's CUDA{} is newer than the installed driver{} supports", cuda, driver),
                 "update the NVIDIA driver, or install a LibTorch built for an older CUDA"};
   }
-  if (has(m, "no kernel image is available for execution on the device")) return arch_hint(c);
-  if (has(m, "device-side assert triggered"))
+  if (mentions(m, "no kernel image is available for execution on the device")) return arch_hint(c);
+  if (mentions(m, "device-side assert triggered"))
     return Hint{"a GPU kernel's own assertion failed, most often an index out of range (token ids at or above the "
                 "embedding's vocabulary size, class labels at or above the number of classes, gather/scatter "
                 "indices); afterwards the process's CUDA context is unusable",
                 "fix the input (ids, labels and indices within range) or the model's vocabulary size; the CPU's "
                 "error in the message names the operation"};
-  if (has(m, "Found no NVIDIA driver on your system"))
+  if (mentions(m, "Found no NVIDIA driver on your system"))
     return Hint{"no NVIDIA driver is visible to this process (not installed, or not passed into the container)",
                 "install the NVIDIA driver, or start the container with the GPUs passed in (e.g. --gpus all)"};
-  if (has(m, "Driver/library version mismatch"))
+  if (mentions(m, "Driver/library version mismatch"))
     return Hint{"the loaded NVIDIA kernel driver and its user-space libraries differ (typically after a driver "
                 "upgrade without a reboot)",
                 "reboot, or reload the nvidia kernel modules"};
-  if (has(m, "busy or unavailable"))
+  if (mentions(m, "busy or unavailable"))
     return Hint{"the GPU is held by another process in exclusive-process compute mode, or is otherwise unavailable",
                 "check `nvidia-smi` for the compute mode and the processes using the GPU"};
-  if (has(m, "HIP error: invalid device function"))
+  if (mentions(m, "HIP error: invalid device function"))
     return Hint{"the device's gfx target is not among those this ROCm build was compiled for",
                 "install a ROCm build of LibTorch that includes this GPU's gfx target"};
   if (auto h = app_hint(code, m)) return h;  // before the suite's own "undefined symbol": an extension's is not ours
-  if (has(m, "undefined symbol"))
+  if (mentions(m, "undefined symbol"))
     return Hint{"a C++ ABI or version mismatch between this suite and the LibTorch it loaded (a symbol is missing)",
                 "rebuild the suite against this LibTorch (scripts/build), or load the LibTorch it was built with"};
   if (code == Code::GpuUnavailable && c.visible_devices_env != "unset")
@@ -110,7 +108,7 @@ std::optional<Hint> find_hint(Code code, const std::string& m, const HintContext
                                                  : "CUDA_VISIBLE_DEVICES is set but names no device this process can use",
                 "unset CUDA_VISIBLE_DEVICES, or set it to the index or UUID of a GPU that nvidia-smi lists"};
   // Before the generic out-of-memory hint: the other GPUs ran their shards, so it is this GPU.
-  if (c.stage == "L4.across_devices" && has(m, "the shard on"))
+  if (c.stage == "L4.across_devices" && mentions(m, "the shard on"))
     return Hint{code == Code::OutOfMemory
                     ? "one GPU could not hold its shard though GPU 0 held the whole workload: that GPU's memory is "
                       "taken by another process, or it is a smaller card"
@@ -123,39 +121,39 @@ std::optional<Hint> find_hint(Code code, const std::string& m, const HintContext
   }
   if (code == Code::OutOfMemory)
     if (auto h = oom_hint(m)) return h;
-  if (code == Code::ModelLoadFailed && has(m, "wrongly formatted: an AOTInductor package"))
+  if (code == Code::ModelLoadFailed && mentions(m, "wrongly formatted: an AOTInductor package"))
     return Hint{"the package's compiled model does not load here (made by another torch version, or for another "
                 "platform or CPU)",
                 "compile the package again with the torch version of this LibTorch, on a machine like this one"};
-  if (code == Code::ModelLoadFailed && has(m, "wrongly formatted"))
+  if (code == Code::ModelLoadFailed && mentions(m, "wrongly formatted"))
     return Hint{"the file is neither a TorchScript archive nor an AOTInductor package (a state_dict, a pickled module, "
                 "an export of another format, or a truncated file)",
                 "export the model with torch.jit.script (or torch.jit.trace) and torch.jit.save, or with "
                 "torch._inductor.aoti_compile_and_package, then pass that file"};
-  if (code == Code::ModelLoadFailed && has(m, "cannot load AOTInductor packages"))
+  if (code == Code::ModelLoadFailed && mentions(m, "cannot load AOTInductor packages"))
     return Hint{"this LibTorch predates the loader of AOTInductor packages",
                 "run the suite built against a newer LibTorch (2.11), or export the model with torch.jit.save"};
-  if (code == Code::ModelLoadFailed && has(m, "compiled for another device"))
+  if (code == Code::ModelLoadFailed && mentions(m, "compiled for another device"))
     return Hint{"an AOTInductor package runs only on the device type it was compiled for",
                 "compile it again on the run's device (model and example inputs there), or run on the device it was "
                 "compiled for"};
-  if (code == Code::AppCheckFailed && has(m, "rule 'finite'"))
+  if (code == Code::AppCheckFailed && mentions(m, "rule 'finite'"))
     return Hint{"the model produced NaN or infinity on this input",
                 "check the input ranges in the spec against what the model expects, and the model's numerics"};
   if (code == Code::PerformanceBelowFloor)
-    return Hint{has(m, "copy") ? "the device moves memory slower than its datasheet figure allows for a healthy card"
+    return Hint{mentions(m, "copy") ? "the device moves memory slower than its datasheet figure allows for a healthy card"
                                : "the device multiplies matrices slower than its datasheet figure allows for a healthy card",
                 "look for throttling (`nvidia-smi -q -d PERFORMANCE,CLOCK,POWER`: power cap, thermal, clocks held low) "
                 "and other processes on the GPU (`nvidia-smi`), then rerun; a repeat below the floor is a hardware or "
                 "configuration question for the machine's owner"};
-  if (code == Code::GpuUnhealthy && has(m, "row remapping failed"))
+  if (code == Code::GpuUnhealthy && mentions(m, "row remapping failed"))
     return Hint{"the GPU's memory has a bad row it could not remap: no spare rows are left, the card is failing",
                 "drain the node and have the card replaced; a reset does not repair it"};
   if (code == Code::GpuUnhealthy)
     return Hint{"the GPU's memory had uncorrectable errors, or a row remapping or a page retirement waits for a reset",
                 "reset the GPU (nvidia-smi -r with no process on it, or reboot) or drain the node, then run again; "
                 "errors that come back after a reset mean the card must be replaced"};
-  if (code == Code::MemoryCheckFailed && has(m, "per iteration"))
+  if (code == Code::MemoryCheckFailed && mentions(m, "per iteration"))
     return Hint{"tensors are kept alive across iterations: a list of losses or outputs that keeps their autograd graphs, "
                 "or a cache that only grows",
                 "keep numbers (loss.item()) or detached tensors across iterations, compute evaluation losses under "

@@ -10,6 +10,9 @@
 
 namespace kd {
 
+// Whether an error message says a phrase (the hints and the app hints match by phrase).
+inline bool mentions(const std::string& text, const char* needle) { return text.find(needle) != std::string::npos; }
+
 struct HintContext {
   std::string cuda_compiled;            // the build's CUDA version, "" when unknown
   std::string driver_version;           // from --host-check, "" when unknown
