@@ -6,6 +6,7 @@
 #include <set>
 
 #include "report_check.h"
+#include "contract/report_fields.h"
 #include "report_text.h"
 #include "verdict/json_read.h"
 
@@ -27,21 +28,20 @@ const char* problem_name(ReportSource::Problem p) {
 json failing_layer(const json& r) {
   // The stage names the step that failed ("L2.gpu_available"), also when the test that reported it belongs to a
   // later layer (a run of L3 alone stops at L2's prerequisite); the failed layer only when the stage is no step.
-  const json& stage = r["stage"];
-  if (stage.is_string()) {
-    const std::string s = stage.get<std::string>();
+  if (const auto stage = report::read(r, report::stage)) {
+    const std::string& s = *stage;
     const size_t dot = s.find('.');
     if (s.size() > 1 && s[0] == 'L' && std::isdigit(static_cast<unsigned char>(s[1])) && dot != std::string::npos)
       return s.substr(0, dot);
   }
-  for (const auto& l : r["layers"])
-    if (field(l, "status") == "failed") return l["id"];
+  for (const auto& l : report::read(r, report::layers))
+    if (report::read(l, report::layer_status) == "failed") return report::to_value(report::read(l, report::layer_id));
   return nullptr;
 }
 
 // The driver nvidia-smi saw (--host-check), or null: one per machine, the first GPU's.
 json driver(const json& r) {
-  const json& gpus = field(r["host"], "gpus");
+  const json& gpus = field(report::read(r, report::host), "gpus");
   return gpus.is_array() && !gpus.empty() ? gpus[0]["driver_version"] : json();
 }
 
@@ -53,24 +53,24 @@ std::string utf8_name(const std::string& name) {
 json string_or_null(const json& v) { return v.is_string() ? v : json(); }
 
 json machine(const std::string& name, const json& r) {
-  const json& pt = r["pytorch"];
+  using report::to_value, report::read;
   return {{"report", name},
-          {"run_id", r["run_id"]},
-          {"status", r["status"]},
-          {"code", r["code"]},
-          {"exit_code", r["exit_code"]},
-          {"layer", r["status"] == "failed" ? failing_layer(r) : json()},
-          {"stage", r["stage"]},
-          {"message", r["error"].is_object() ? r["error"]["message"] : json()},
-          {"target", text::target(r["requested"])},
-          {"device", string_or_null(field(r["device"], "name"))},
-          {"libtorch", pt["loaded"] == true ? pt["version"] : json()},
-          {"cuda", pt["cuda_compiled"]},
-          {"hip", pt["hip_compiled"]},
+          {"run_id", to_value(read(r, report::run_id))},
+          {"status", to_value(read(r, report::status))},
+          {"code", to_value(read(r, report::code))},
+          {"exit_code", to_value(read(r, report::exit_code))},
+          {"layer", read(r, report::status) == "failed" ? failing_layer(r) : json()},
+          {"stage", to_value(read(r, report::stage))},
+          {"message", to_value(read(r, report::error_message))},
+          {"target", text::target(read(r, report::requested))},
+          {"device", string_or_null(field(read(r, report::device), "name"))},
+          {"libtorch", read(r, report::pytorch_loaded) == true ? to_value(read(r, report::pytorch_version)) : json()},
+          {"cuda", to_value(read(r, report::pytorch_cuda_compiled))},
+          {"hip", to_value(read(r, report::pytorch_hip_compiled))},
           {"driver", driver(r)},
-          {"suite", r["runtime"]["suite_version"]},
-          {"rank", field(field(r, "collective"), "rank")},  // L8: this report's rank of its job, or null
-          {"world_size", field(field(r, "collective"), "world_size")}};
+          {"suite", to_value(read(r, report::runtime_suite_version))},
+          {"rank", to_value(read(r, report::collective_rank))},  // L8: this report's rank of its job, or null
+          {"world_size", to_value(read(r, report::collective_world_size))}};
 }
 
 // L8's job, when the reports are ranks of one: one row per rank, the ranks that sent no report, and the

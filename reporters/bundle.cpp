@@ -10,10 +10,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "contract/option_table.h"
+#include "contract/report_fields.h"
 #include "range_svg.h"
 #include "report_file.h"
 
@@ -46,9 +48,8 @@ std::optional<std::string> check_new_folder(const std::string& path) {
 std::map<std::string, std::string> bundle_files(const json& report, const Options& o, const json& input_spec) {
   const json app = report.value("app", json());
   json input = {{"spec", input_spec}, {"built_in", json::object()}};
-  if (app.is_object())
-    for (const char* w : {"embeddings", "training"})
-      if (app.contains(w)) input["built_in"][w] = app[w].value("input", "");
+  for (const auto& [name, field] : {std::pair{"embeddings", report::app_embeddings}, std::pair{"training", report::app_training}})
+    if (const json& w = report::read(report, field); w.is_object()) input["built_in"][name] = w.value("input", "");
   std::map<std::string, std::string> files = {
       // The command as given, with every path replaced: the bundle travels, machine paths do not.
       {"command.json", dump({{"arguments", command_arguments(o)}})},
@@ -65,11 +66,8 @@ std::map<std::string, std::string> bundle_files(const json& report, const Option
       {"outputs.json", dump({{"app", app}, {"execution", report.value("execution", json())}})},
       {"report.json", dump(report)},
   };
-  const json memory = report.value("memory", json());
-  if (memory.is_object()) {  // L5's operating range, when it ran a point
-    const std::string svg = range_svg(memory.value("range", json()));
-    if (!svg.empty()) files["operating_range.svg"] = svg;
-  }
+  // L5's operating range, when it ran a point.
+  if (const std::string svg = range_svg(report::read(report, report::memory_range)); !svg.empty()) files["operating_range.svg"] = svg;
   return files;
 }
 

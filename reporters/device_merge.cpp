@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "contract/report_fields.h"
 #include "verdict/json_read.h"
 
 namespace kd {
@@ -14,17 +15,17 @@ namespace {
 using nlohmann::json;
 using json_read::field;
 
-bool passed(const json& r) { return field(r, "status") == "passed"; }
+bool passed(const json& r) { return report::read(r, report::status) == "passed"; }
 
 json device_entry(int index, const json& r) {
-  const json& name = field(field(r, "device"), "name");
-  const json& message = field(field(r, "error"), "message");
+  using report::to_value, report::read;
+  const json& name = field(read(r, report::device), "name");
   return {{"index", index},
           {"name", name.is_string() ? name : json()},
-          {"code", field(r, "code")},
-          {"exit_code", field(r, "exit_code")},
-          {"stage", field(r, "stage")},
-          {"message", message.is_string() ? message : json()}};
+          {"code", to_value(read(r, report::code))},
+          {"exit_code", to_value(read(r, report::exit_code))},
+          {"stage", to_value(read(r, report::stage))},
+          {"message", to_value(read(r, report::error_message))}};
 }
 
 // Each distinct warning once, naming the GPUs that gave it unless every one did.
@@ -74,8 +75,7 @@ void merge_collective(json* merged, const json& first) {
 }  // namespace
 
 int visible_device_count(const json& report) {
-  const json& n = field(field(report, "pytorch"), "visible_device_count");
-  return n.is_number_integer() ? std::max(0, n.get<int>()) : 0;
+  return static_cast<int>(std::max<int64_t>(0, report::read(report, report::pytorch_visible_device_count).value_or(0)));
 }
 
 json merge_device_reports(const std::vector<json>& per_device, const json& peer, const std::vector<int>& indices) {

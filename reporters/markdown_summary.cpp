@@ -12,12 +12,10 @@ namespace kd {
 namespace {
 
 using nlohmann::json;
-using json_read::field;
 using text::str;
 
 // Codes and stages are [A-Za-z0-9_.] by the schema: safe in a code span; anything else is text.
-std::string code_span(const json& j, const char* key) {
-  const std::string s = str(j, key, "");
+std::string code_span(const std::string& s) {
   if (s.empty()) return "—";
   for (char c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.') return markdown_text(s);
@@ -26,25 +24,26 @@ std::string code_span(const json& j, const char* key) {
 
 std::string row(const std::string& name, const std::string& value) { return fmt::format("| {} | {} |\n", name, value); }
 
-std::string runtime_line(const json& rt) {
+std::string runtime_line(const json& r) {
   std::string line;
-  for (const char* key : {"os_name", "arch", "libc", "compiler"})
-    if (const std::string v = str(rt, key, ""); !v.empty()) line += (line.empty() ? "" : ", ") + v;
+  for (const auto& f : {report::runtime_os_name, report::runtime_arch, report::runtime_libc, report::runtime_compiler})
+    if (const std::string v = report::read(r, f).value_or(""); !v.empty()) line += (line.empty() ? "" : ", ") + v;
   return line.empty() ? "—" : markdown_text(line);
 }
 
 std::string device_line(const json& r) {
-  if (r["device"].is_object()) return markdown_text(text::device(r["device"]));
-  return str(r["requested"], "device") == "cpu" ? "not queried (CPU run)" : "—";
+  if (const std::string d = text::device(r); !d.empty()) return markdown_text(d);
+  return str(report::read(r, report::requested), "device") == "cpu" ? "not queried (CPU run)" : "—";
 }
 
 std::string layer_table(const json& layers) {
   std::string out = "| Layer | | Status | Tests passed | First failure |\n|---|---|---|---|---|\n";
   for (const auto& l : layers) {
     const text::LayerCounts c = text::count_layer(l);
-    const std::string status = str(l, "status") == "not_run" ? "not run" : str(l, "status");
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", markdown_text(str(l, "id")), markdown_text(str(l, "title")),
-                       markdown_text(status), c.total ? fmt::format("{}/{}", c.passed, c.total) : "—",
+    const std::string status = report::read(l, report::layer_status).value_or("?");
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", markdown_text(report::read(l, report::layer_id).value_or("?")),
+                       markdown_text(report::read(l, report::layer_title).value_or("?")),
+                       markdown_text(status == "not_run" ? "not run" : status), c.total ? fmt::format("{}/{}", c.passed, c.total) : "—",
                        c.first_failure.empty() ? "" : markdown_text(c.first_failure));
   }
   return out;
@@ -53,10 +52,12 @@ std::string layer_table(const json& layers) {
 // --device-index all: each GPU's own verdict.
 std::string device_table(const json& devices) {
   std::string out = "| GPU | Name | Verdict | Stage | Message |\n|---|---|---|---|---|\n";
+  using report::read, report::to_value;
   for (const auto& d : devices)
-    out += fmt::format("| {} | {} | {} (exit {}) | {} | {} |\n", field(d, "index").dump(),
-                       markdown_text(str(d, "name", "")), code_span(d, "code"), field(d, "exit_code").dump(),
-                       code_span(d, "stage"), markdown_text(str(d, "message", "")));
+    out += fmt::format("| {} | {} | {} (exit {}) | {} | {} |\n", to_value(read(d, report::gpu_index)).dump(),
+                       markdown_text(read(d, report::gpu_name).value_or("")), code_span(read(d, report::gpu_code).value_or("")),
+                       to_value(read(d, report::gpu_exit_code)).dump(), code_span(read(d, report::gpu_stage).value_or("")),
+                       markdown_text(read(d, report::gpu_message).value_or("")));
   return out;
 }
 
@@ -76,33 +77,30 @@ std::string markdown_text(const std::string& text) {
 }
 
 std::string render_markdown_summary(const json& r) {
-  const bool passed = str(r, "status") == "passed";
-  std::string out = fmt::format("### kernodeck-diagnostic: {} {}\n\n", passed ? "✅" : "❌", code_span(r, "code"));
+  const bool passed = report::read(r, report::status) == "passed";
+  const std::string code = report::read(r, report::code).value_or("");
+  std::string out = fmt::format("### kernodeck-diagnostic: {} {}\n\n", passed ? "✅" : "❌", code_span(code));
   out += "| Field | Value |\n|---|---|\n";
-  out += row("Verdict", fmt::format("{} (exit {}), {}", code_span(r, "code"), r.value("exit_code", -1),
+  out += row("Verdict", fmt::format("{} (exit {}), {}", code_span(code), report::read(r, report::exit_code).value_or(-1),
                                     passed ? "passed" : "**failed**"));
-  out += row("Stage", code_span(r, "stage"));
-  if (field(r, "device_index").is_number()) out += row("Failing GPU", r["device_index"].dump());
+  out += row("Stage", code_span(report::read(r, report::stage).value_or("")));
+  if (const auto gpu = report::read(r, report::device_index)) out += row("Failing GPU", std::to_string(*gpu));
   // As on the terminal: the error's first line, the recognised cause, the report's one next action.
-  const json& error = field(r, "error");
-  if (!str(error, "message", "").empty()) out += row("Error", markdown_text(str(error, "message")));
-  if (field(error, "cause").is_string()) out += row("Cause", markdown_text(str(error, "cause")));
-  out += row("Next action", markdown_text(str(r, "next_action")));
-  out += row("Target", markdown_text(text::target(r["requested"])));
-  const json& ex = r["execution"];
-  if (passed && ex.value("product_verified", false))
-    out += row("Check", markdown_text(fmt::format("product and gradient verified on {}, loss {}", str(ex, "device"),
-                                                  ex["loss"].dump())));
+  if (const std::string m = report::read(r, report::error_message).value_or(""); !m.empty()) out += row("Error", markdown_text(m));
+  if (const auto cause = report::read(r, report::error_cause)) out += row("Cause", markdown_text(*cause));
+  out += row("Next action", markdown_text(report::read(r, report::next_action).value_or("?")));
+  out += row("Target", markdown_text(text::target(report::read(r, report::requested))));
+  if (const std::string v = text::verified(r); passed && !v.empty()) out += row("Check", markdown_text(v));
   out += row("Device", device_line(r));
-  out += row("LibTorch", markdown_text(text::libtorch(r["pytorch"])));
-  out += row("Runtime", runtime_line(r["runtime"]));
-  out += row("Suite", fmt::format("kernodeck-conformance {}, run {}", markdown_text(str(r["runtime"], "suite_version")),
-                                  code_span(r, "run_id")));
-  out += "\n" + layer_table(r["layers"]);
-  if (field(r, "devices").is_array() && !r["devices"].empty()) out += "\n" + device_table(r["devices"]);
-  if (!r["warnings"].empty()) {
+  out += row("LibTorch", markdown_text(text::libtorch(r)));
+  out += row("Runtime", runtime_line(r));
+  out += row("Suite", fmt::format("kernodeck-conformance {}, run {}", markdown_text(text::suite_version(r)),
+                                  code_span(report::read(r, report::run_id).value_or(""))));
+  out += "\n" + layer_table(report::read(r, report::layers));
+  if (const json& devices = report::read(r, report::devices); devices.is_array() && !devices.empty()) out += "\n" + device_table(devices);
+  if (const auto warnings = report::read(r, report::warnings); warnings && !warnings->empty()) {
     out += "\n";
-    for (const auto& w : r["warnings"]) out += "- ⚠️ " + markdown_text(w.is_string() ? w.get<std::string>() : w.dump()) + "\n";
+    for (const std::string& w : *warnings) out += "- ⚠️ " + markdown_text(w) + "\n";
   }
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "contract/report_fields.h"
 #include "verdict/json_read.h"
 
 namespace kd::text {
@@ -14,11 +15,18 @@ inline std::string str(const nlohmann::json& j, const char* key, const char* fal
   return json_read::text(j, key, fallback);
 }
 
+// These read a whole report's fields (contract/report_fields.h).
 // "2.11.0 (CUDA 13.0 build, found via python)", or "not loaded".
-std::string libtorch(const nlohmann::json& pytorch);
+std::string libtorch(const nlohmann::json& report);
 
-// "NVIDIA H200 (compute capability 9.0, 139.8 GiB)" from the report's device object.
-std::string device(const nlohmann::json& device);
+// "NVIDIA H200 (compute capability 9.0, 139.8 GiB)", or "" when the report has no device.
+std::string device(const nlohmann::json& report);
+
+// "product and gradient verified on cuda:0, loss 196.0", or "" when the product was not verified.
+std::string verified(const nlohmann::json& report);
+
+// The suite's version the report names, "?" when it names none.
+std::string suite_version(const nlohmann::json& report);
 
 // "cuda:0", "cpu" or "every visible GPU": what was asked for.
 std::string target(const nlohmann::json& requested);

@@ -6,6 +6,7 @@
 #include <fmt/color.h>
 #include <fmt/format.h>
 
+#include "contract/report_fields.h"
 #include "report_text.h"
 #include "verdict/json_read.h"
 #include "verdict/memory_checks.h"
@@ -79,18 +80,18 @@ std::string number(const json& v, const char* format = "{:.3g}") {
 }
 
 // L6: the compute segment (cold apart from warm) and one line per device ceiling.
-std::string timing_lines(const json& t) {
+std::string timing_lines(const json& r) {
   std::string out;
-  const json& seg = field(t, "segments");
+  const json& seg = report::read(r, report::timing_segments);
   if (seg.is_object()) {
     const json& warm = field(seg, "warm");
     out += fmt::format("Timing: compute cold {} ms, warm median {} ms (p95 {}, n {}); load {} ms, apart\n",
                        number(field(field(seg, "cold"), "compute_ms")), number(field(field(warm, "compute_ms"), "median")),
                        number(field(field(warm, "compute_ms"), "p95")), field(warm, "n").dump(), number(field(seg, "load_ms")));
   }
-  const json& ceilings = field(t, "ceilings");
+  const json& ceilings = report::read(r, report::timing_ceilings);
   if (!ceilings.is_object() || ceilings.empty()) return out;
-  const std::string ref = field(t, "reference_device").is_string() ? str(t, "reference_device") : "unknown device";
+  const std::string ref = report::read(r, report::timing_reference_device).value_or("unknown device");
   out += fmt::format("  {:<12} {:>10} {:>10} {:>9} {:>6}   (reference: {})\n", "ceiling", "measured", "reference",
                      "fraction", "floor", ref);
   for (const auto& [key, c] : ceilings.items())
@@ -103,24 +104,24 @@ std::string timing_lines(const json& t) {
 std::string bytes(const json& v) { return v.is_number() ? memory::bytes_text(v.get<double>()) : "-"; }
 
 // L5: the allocator's counters at each named step, the growth per iteration, what emptyCache returned.
-std::string memory_lines(const json& m) {
+std::string memory_lines(const json& r, const std::string& device) {
   std::string out;
-  const json& steps = field(m, "steps");
-  const json& it = field(m, "iterations");
+  const json& steps = report::read(r, report::memory_steps);
+  const json& it = report::read(r, report::memory_iterations);
   if (!steps.is_array()) {
-    out += fmt::format("Memory ({}): the workload ran {} iterations; no allocator counters on this device\n", str(m, "device"),
+    out += fmt::format("Memory ({}): the workload ran {} iterations; no allocator counters on this device\n", device,
                        field(it, "n").dump());
     return out;
   }
-  out += fmt::format("Memory ({}): {:<20} {:>11} {:>11} {:>11}\n", str(m, "device"), "step", "allocated", "reserved", "peak");
-  const std::string pad(fmt::format("Memory ({}): ", str(m, "device")).size(), ' ');
+  out += fmt::format("Memory ({}): {:<20} {:>11} {:>11} {:>11}\n", device, "step", "allocated", "reserved", "peak");
+  const std::string pad(fmt::format("Memory ({}): ", device).size(), ' ');
   for (const auto& s : steps)
     out += fmt::format("{}{:<20} {:>11} {:>11} {:>11}\n", pad, str(s, "name"), bytes(field(s, "allocated_bytes")),
                        bytes(field(s, "reserved_bytes")), bytes(field(s, "peak_allocated_bytes")));
-  if (field(it, "growth_per_iteration_bytes").is_number())
-    out += fmt::format("  growth {} per iteration over {} iterations (tolerance {})\n", bytes(field(it, "growth_per_iteration_bytes")),
-                       field(it, "n").dump(), bytes(field(it, "tolerance_bytes")));
-  const json& ec = field(m, "empty_cache");
+  if (const auto growth = report::read(r, report::memory_growth_per_iteration_bytes))
+    out += fmt::format("  growth {} per iteration over {} iterations (tolerance {})\n", bytes(*growth), field(it, "n").dump(),
+                       bytes(report::to_value(report::read(r, report::memory_growth_tolerance_bytes))));
+  const json& ec = report::read(r, report::memory_empty_cache);
   if (ec.is_object())
     out += fmt::format("  emptyCache returned {} of {} cached; allocated {} before, {} after\n", bytes(field(ec, "returned_bytes")),
                        bytes(field(ec, "cached_before_bytes")), bytes(field(ec, "allocated_before_bytes")),
@@ -131,28 +132,31 @@ std::string memory_lines(const json& m) {
 // --device-index all: one line per GPU.
 std::string device_lines(const json& devices, bool colour) {
   std::string out;
+  using report::read, report::to_value;
   for (const auto& d : devices) {
-    const bool ok = field(d, "exit_code") == 0;
-    const std::string verdict = fmt::format("{} (exit {})", str(d, "code"), field(d, "exit_code").dump());
-    out += fmt::format("  GPU {:<3} {:<24} {}", field(d, "index").dump(), str(d, "name", "(unknown)"),
+    const std::optional<int64_t> exit = read(d, report::gpu_exit_code);
+    const bool ok = exit == 0;
+    const std::string verdict = fmt::format("{} (exit {})", read(d, report::gpu_code).value_or("?"), to_value(exit).dump());
+    out += fmt::format("  GPU {:<3} {:<24} {}", to_value(read(d, report::gpu_index)).dump(),
+                       read(d, report::gpu_name).value_or("(unknown)"),
                        paint(colour, ok ? fmt::terminal_color::green : fmt::terminal_color::red, verdict));
-    if (!ok && field(d, "stage").is_string()) out += " at stage " + str(d, "stage");
-    if (!ok && field(d, "message").is_string()) out += ": " + str(d, "message");
+    if (const auto stage = read(d, report::gpu_stage); !ok && stage) out += " at stage " + *stage;
+    if (const auto message = read(d, report::gpu_message); !ok && message) out += ": " + *message;
     out += "\n";
   }
   return out;
 }
 
 // L7: the copy bandwidth of every ordered pair as a matrix (row: from, column: to), then the all-reduce.
-std::string peer_lines(const json& p) {
+std::string peer_lines(const json& r) {
   std::string out;
-  const json& bw = field(p, "bandwidth");
-  const json& access = field(p, "access");
+  const json& bw = report::read(r, report::peer_bandwidth);
+  const json& access = report::read(r, report::peer_access);
   const json& matrix = field(bw, "matrix").is_array() ? field(bw, "matrix") : access;
   if (matrix.is_array() && !matrix.empty()) {
     out += fmt::format("Peer copies ({}; * no peer access: through host memory):\n  {:>8}",
                        field(bw, "matrix").is_array() ? "GB/s, median, row to column" : "verified, row to column", "from\\to");
-    const json& gpus = field(p, "devices");  // a --device-index list's GPUs; else 0, 1, ...
+    const json& gpus = report::read(r, report::peer_devices);  // a --device-index list's GPUs; else 0, 1, ...
     auto gpu = [&](size_t i) { return gpus.is_array() && i < gpus.size() ? gpus[i].dump() : std::to_string(i); };
     for (size_t j = 0; j < matrix.size(); ++j) out += fmt::format(" {:>9}", gpu(j));
     out += "\n";
@@ -167,7 +171,7 @@ std::string peer_lines(const json& p) {
       out += "\n";
     }
   }
-  const json& ar = field(p, "all_reduce");
+  const json& ar = report::read(r, report::peer_all_reduce);
   if (ar.is_object()) {
     out += str(ar, "status") == "not_supported"
                ? fmt::format("All-reduce: not supported: {}\n", str(ar, "message"))
@@ -239,21 +243,24 @@ std::string range_lines(const json& range) {
 // A layer whose tests all skipped says why: the failure that blocked it, or why it does not apply here (the head
 // of its first test's reason, before the explanation after ": "; the report and --verbose have all of it).
 std::string skip_note(const json& l) {
-  const std::string kind = str(l, "skip_kind", "");
+  using report::read;
+  const std::string kind = read(l, report::layer_skip_kind).value_or("");
   if (kind == "blocked") {
-    const json& by = field(l, "blocked_by");
-    return by.is_object() ? fmt::format("blocked: {} failed ({})", str(by, "stage"), str(by, "code")) : "blocked";
+    const json& by = read(l, report::layer_blocked_by);
+    return by.is_object() ? fmt::format("blocked: {} failed ({})", read(by, report::blocked_by_stage).value_or("?"),
+                                        read(by, report::blocked_by_code).value_or("?"))
+                          : "blocked";
   }
   if (kind != "not_applicable") return "";
-  const json& tests = field(l, "tests");
-  const std::string why = tests.is_array() && !tests.empty() ? str(tests[0], "message", "") : "";
+  const json& tests = read(l, report::layer_tests);
+  const std::string why = !tests.empty() ? read(tests[0], report::test_message).value_or("") : "";
   return why.empty() ? "not applicable" : "not applicable: " + why.substr(0, why.find(": "));
 }
 
 }  // namespace
 
 std::string render_layer_line(const json& l, bool colour) {
-  const std::string status = str(l, "status");
+  const std::string status = report::read(l, report::layer_status).value_or("?");
   const text::LayerCounts c = text::count_layer(l);
   const std::string note = c.first_failure.empty() ? skip_note(l) : c.first_failure;
   const std::string detail = note.empty() ? "" : "  " + note;
@@ -262,9 +269,9 @@ std::string render_layer_line(const json& l, bool colour) {
                                               : fmt::terminal_color::yellow;
   const std::string counts = c.total ? fmt::format(" ({}/{} passed)", c.passed, c.total) : "";
   double ms = 0;
-  for (const auto& t : field(l, "tests"))
-    if (field(t, "duration_ms").is_number()) ms += field(t, "duration_ms").get<double>();
-  return fmt::format("  {:<3} {:<20} {}{:<16} {:>6.2f} s{}\n", str(l, "id"), str(l, "title"),
+  for (const auto& t : report::read(l, report::layer_tests)) ms += report::read(t, report::test_duration_ms).value_or(0);
+  return fmt::format("  {:<3} {:<20} {}{:<16} {:>6.2f} s{}\n", report::read(l, report::layer_id).value_or("?"),
+                     report::read(l, report::layer_title).value_or("?"),
                      paint(colour, colour_of, fmt::format("{:<8}", status)), counts, ms / 1000, detail);
 }
 
@@ -273,11 +280,12 @@ std::string render_header(const std::string& suite_version, const std::string& r
 }
 
 std::string render_verdict_line(const json& r, bool colour) {
-  const bool passed = str(r, "status") == "passed";
-  const std::string verdict = fmt::format("{} (exit {})", str(r, "code"), r.value("exit_code", -1));
+  const bool passed = report::read(r, report::status) == "passed";
+  const std::string verdict = fmt::format("{} (exit {})", report::read(r, report::code).value_or("?"),
+                                          report::read(r, report::exit_code).value_or(-1));
   std::string out = fmt::format("Verdict: {}", paint(colour, passed ? fmt::terminal_color::green : fmt::terminal_color::red, verdict));
-  if (!passed && field(r, "stage").is_string()) out += fmt::format(" at stage {}", field(r, "stage").get<std::string>());
-  if (!passed && field(r, "device_index").is_number()) out += fmt::format(" on GPU {}", field(r, "device_index").dump());
+  if (const auto stage = report::read(r, report::stage); !passed && stage) out += " at stage " + *stage;
+  if (const auto gpu = report::read(r, report::device_index); !passed && gpu) out += fmt::format(" on GPU {}", *gpu);
   return out + "\n";
 }
 
@@ -287,42 +295,39 @@ std::string render_terminal(const json& r, bool colour, const std::string& pytho
 
 std::string render_terminal(const json& r, const TerminalView& view) {
   const bool colour = view.colour;
-  std::string out = view.header ? "\n" + render_header(str(field(r, "runtime"), "suite_version"), str(r, "run_id"),
-                                                         text::target(field(r, "requested")))
+  std::string out = view.header ? "\n" + render_header(text::suite_version(r), report::read(r, report::run_id).value_or("?"),
+                                                         text::target(report::read(r, report::requested)))
                                 : "";
-  out += "LibTorch: " + text::libtorch(field(r, "pytorch")) + "\n";
-  if (field(r, "device").is_object()) out += "Device: " + text::device(field(r, "device")) + "\n";
-  if (field(r, "python").is_object()) out += python_line(field(r, "python"), view.python_path);
-  if (field(r, "host").is_object()) out += host_line(field(r, "host"));
-  if (field(r, "host").is_object() && field(field(r, "host"), "nvml").is_object()) out += nvml_lines(field(field(r, "host"), "nvml"));
+  out += "LibTorch: " + text::libtorch(r) + "\n";
+  if (const std::string d = text::device(r); !d.empty()) out += "Device: " + d + "\n";
+  if (report::read(r, report::python).is_object()) out += python_line(report::read(r, report::python), view.python_path);
+  if (const json& host = report::read(r, report::host); host.is_object()) out += host_line(host);
+  if (const json& nvml = report::read(r, report::host_nvml); nvml.is_object()) out += nvml_lines(nvml);
   if (view.layers)
-    for (const auto& l : field(r, "layers"))
-      if (str(l, "status") != "not_run") out += render_layer_line(l, colour);
-  if (field(r, "memory").is_object() && field(field(r, "memory"), "device").is_string()) out += memory_lines(field(r, "memory"));
-  if (field(r, "timing").is_object()) out += timing_lines(field(r, "timing"));
-  if (field(field(r, "memory"), "range").is_object()) out += range_lines(field(field(r, "memory"), "range"));
-  if (field(r, "devices").is_array()) {
-    const json& decided = field(r, "device_index");
-    if (field(r, "devices").empty())
+    for (const auto& l : report::read(r, report::layers))
+      if (report::read(l, report::layer_status) != "not_run") out += render_layer_line(l, colour);
+  if (const auto device = report::read(r, report::memory_device)) out += memory_lines(r, *device);
+  out += timing_lines(r);
+  if (const json& range = report::read(r, report::memory_range); range.is_object()) out += range_lines(range);
+  if (const json& devices = report::read(r, report::devices); devices.is_array()) {
+    if (devices.empty())
       out += "GPUs checked: none visible\n";
     else
-      out += fmt::format("GPUs checked: {} (the layers above are GPU {}'s)\n", field(r, "devices").size(),
-                         decided.is_number() ? decided.dump() : "0");
-    out += device_lines(field(r, "devices"), colour);
+      out += fmt::format("GPUs checked: {} (the layers above are GPU {}'s)\n", devices.size(),
+                         report::read(r, report::device_index).value_or(0));
+    out += device_lines(devices, colour);
   }
-  if (field(r, "peer").is_object()) out += peer_lines(field(r, "peer"));
+  out += peer_lines(r);
 
-  const bool passed = str(r, "status") == "passed";
+  const bool passed = report::read(r, report::status) == "passed";
   out += render_verdict_line(r, colour);
-  const json& error = field(r, "error");
-  if (!str(error, "message", "").empty()) out += fmt::format("  error: {}\n", str(error, "message"));
-  if (field(error, "cause").is_string()) out += fmt::format("  cause: {}\n", str(error, "cause"));
-  const json& ex = field(r, "execution");
-  if (passed && field(ex, "product_verified") == true)
-    out += fmt::format("  product and gradient verified on {}, loss {}\n", str(ex, "device"), field(ex, "loss").dump());
+  if (const std::string m = report::read(r, report::error_message).value_or(""); !m.empty()) out += fmt::format("  error: {}\n", m);
+  if (const auto cause = report::read(r, report::error_cause)) out += fmt::format("  cause: {}\n", *cause);
+  if (const std::string v = text::verified(r); passed && !v.empty()) out += "  " + v + "\n";
   // The specific next action of a recognised error, else the code's own.
-  out += fmt::format("  next:  {}\n", str(error, "next_action", str(r, "next_action").c_str()));
-  for (const auto& w : field(r, "warnings")) out += fmt::format("  warning: {}\n", w.get<std::string>());
+  out += fmt::format("  next:  {}\n", report::read(r, report::error_next_action).value_or(report::read(r, report::next_action).value_or("?")));
+  for (const std::string& w : report::read(r, report::warnings).value_or(std::vector<std::string>{}))
+    out += fmt::format("  warning: {}\n", w);
   return out;
 }
 

@@ -25,6 +25,7 @@
 
 #include "all_devices.h"
 #include "contract/events.h"
+#include "contract/report_fields.h"
 #include "contract/run_plan.h"
 #include "host_check.h"
 #include "run_scratch.h"
@@ -390,7 +391,10 @@ int supervise(const Options& o, const std::string& exe) {
   ignore.sa_handler = SIG_IGN;
   ::sigaction(SIGXFSZ, &ignore, &old_xfsz);
   // A usage error (a filter that matched no test) checked nothing: no report, summary or bundle says otherwise.
-  const bool usage_error = report.value("exit_code", 0) == exit_code(Code::UsageError);
+  const auto exit_code_of = [](const nlohmann::json& r) {
+    return static_cast<int>(report::read(r, report::exit_code).value_or(exit_code(Code::WorkerFailed)));
+  };
+  const bool usage_error = exit_code_of(report) == exit_code(Code::UsageError);
   const std::string saved = usage_error ? std::string() : save_files(o, &report, spec_json).terminal_text();
   ::sigaction(SIGXFSZ, &old_xfsz, nullptr);
   std::fflush(stdout);
@@ -416,9 +420,9 @@ int supervise(const Options& o, const std::string& exe) {
   if (worker_left_running) {  // exit() would tear down what the stuck test still uses
     scratch.close();
     std::fflush(stderr);
-    std::_Exit(report.value("exit_code", exit_code(Code::WorkerFailed)));
+    std::_Exit(exit_code_of(report));
   }
-  return report.value("exit_code", exit_code(Code::WorkerFailed));
+  return exit_code_of(report);
 }
 
 }  // namespace kd
