@@ -1,5 +1,7 @@
 #include "report_fields.h"
 
+#include "report_parts.h"
+
 namespace kd::report {
 namespace {
 
@@ -54,6 +56,10 @@ const std::vector<FieldInfo>& supervisor_fields() {
                                                   KD_REPORT_ENTRY_FIELDS(KD_REPORT_FIELD_INFO)};
   return kAll;
 }
+const std::vector<FieldInfo>& part_fields() {
+  static const std::vector<FieldInfo> kAll = {KD_REPORT_PART_FIELDS(KD_REPORT_FIELD_INFO)};
+  return kAll;
+}
 #undef KD_REPORT_FIELD_INFO
 
 const FieldInfo* find_field(std::string_view pointer) {
@@ -65,6 +71,20 @@ const FieldInfo* find_field(std::string_view pointer) {
       return &f;
   }
   return nullptr;
+}
+
+const char* json_type(Kind kind) {
+  switch (kind) {
+    case Kind::string: return "string";
+    case Kind::boolean: return "boolean";
+    case Kind::integer: return "integer";
+    case Kind::number: return "number";
+    case Kind::strings:
+    case Kind::array: return "array";
+    case Kind::object:
+    case Kind::flat_object: return "object";
+  }
+  return "?";
 }
 
 bool fits(const FieldInfo& field, const json& value) {

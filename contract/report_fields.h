@@ -2,12 +2,14 @@
 // fact through one of these (WorkerContext::fact), the report builder lets a fact in only where one of them is
 // and only with a value of its kind, and the reporters read the fields back through read(): no JSON pointer is
 // written anywhere else. tests/unit/report_fields_test.cpp checks each against schema/report.schema.json.
-// What lies inside an object field (an L5 step, a range point) is the schema's, read where it is rendered.
+// What lies inside an object field (an L5 step, a range point) has its rows in report_parts.h.
 #pragma once
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -76,7 +78,7 @@ constexpr Field<nlohmann::json> keyed_objects(const char* pointer) { return {{po
   X(pytorch_gpu_available, plain<bool>("/pytorch/gpu_available"))                                                    \
   X(pytorch_visible_device_count, plain<int64_t>("/pytorch/visible_device_count"))                                   \
   X(pytorch_arch_list, nullable<std::vector<std::string>>("/pytorch/arch_list"))                                     \
-  X(device, structured("/device", Kind::flat_object))                                                                \
+  X(device, structured("/device", Kind::flat_object, true))                                                          \
   X(execution_device, plain<std::string>("/execution/device"))                                                       \
   X(execution_product_verified, plain<bool>("/execution/product_verified"))                                          \
   X(execution_gradient_verified, plain<bool>("/execution/gradient_verified"))                                        \
@@ -135,6 +137,8 @@ constexpr Field<nlohmann::json> keyed_objects(const char* pointer) { return {{po
 #define KD_REPORT_SUPERVISOR_FIELDS(X)                                                                               \
   X(schema_version, plain<std::string>("/schema_version"))                                                           \
   X(run_id, plain<std::string>("/run_id"))                                                                           \
+  X(started_at, plain<std::string>("/started_at"))                                                                   \
+  X(duration_ms, plain<double>("/duration_ms"))                                                                      \
   X(status, plain<std::string>("/status"))                                                                           \
   X(code, plain<std::string>("/code"))                                                                               \
   X(exit_code, plain<int64_t>("/exit_code"))                                                                         \
@@ -150,14 +154,22 @@ constexpr Field<nlohmann::json> keyed_objects(const char* pointer) { return {{po
   X(devices, structured("/devices", Kind::array, true))                                                              \
   X(error, structured("/error", Kind::object, true))                                                                 \
   X(error_code, plain<std::string>("/error/code"))                                                                   \
+  X(error_exit_code, plain<int64_t>("/error/exit_code"))                                                             \
+  X(error_stage, nullable<std::string>("/error/stage"))                                                              \
+  X(error_meaning, plain<std::string>("/error/meaning"))                                                             \
   X(error_message, plain<std::string>("/error/message"))                                                             \
   X(error_cause, nullable<std::string>("/error/cause"))                                                              \
   X(error_next_action, plain<std::string>("/error/next_action"))                                                     \
-  X(after_failure, structured("/after_failure", Kind::object, true))
+  X(after_failure, structured("/after_failure", Kind::object, true))                                                 \
+  X(after_failure_event, plain<std::string>("/after_failure/event"))                                                 \
+  X(after_failure_code, plain<std::string>("/after_failure/code"))                                                   \
+  X(after_failure_stage, nullable<std::string>("/after_failure/stage"))                                              \
+  X(after_failure_message, plain<std::string>("/after_failure/message"))
 
 // The fields of each entry of the supervisor's lists, read from the entry: read(layer, report::layer_status).
 #define KD_REPORT_ENTRY_FIELDS(X)                                                                                    \
   X(layer_id, plain<std::string>("/id", "/layers/*"))                                                                \
+  X(layer_suite, plain<std::string>("/suite", "/layers/*"))                                                          \
   X(layer_title, plain<std::string>("/title", "/layers/*"))                                                          \
   X(layer_status, plain<std::string>("/status", "/layers/*"))                                                        \
   X(layer_skip_kind, plain<std::string>("/skip_kind", "/layers/*"))                                                  \
@@ -169,6 +181,11 @@ constexpr Field<nlohmann::json> keyed_objects(const char* pointer) { return {{po
   X(test_code, plain<std::string>("/code", "/layers/*/tests/*"))                                                     \
   X(test_stage, nullable<std::string>("/stage", "/layers/*/tests/*"))                                                \
   X(test_message, plain<std::string>("/message", "/layers/*/tests/*"))                                               \
+  X(test_skip_kind, plain<std::string>("/skip_kind", "/layers/*/tests/*"))                                           \
+  X(test_blocked_by, structured("/blocked_by", Kind::object, false, "/layers/*/tests/*"))                            \
+  X(marker_name, plain<std::string>("/name", "/markers/*"))                                                          \
+  X(marker_stage, nullable<std::string>("/stage", "/markers/*"))                                                     \
+  X(marker_t_ms, plain<double>("/t_ms", "/markers/*"))                                                               \
   X(blocked_by_stage, plain<std::string>("/stage", "/layers/*/blocked_by"))                                          \
   X(blocked_by_code, plain<std::string>("/code", "/layers/*/blocked_by"))                                            \
   X(gpu_index, plain<int64_t>("/index", "/devices/*"))                                                               \
@@ -193,6 +210,9 @@ const std::vector<FieldInfo>& supervisor_fields();
 // the supervisor's.
 const FieldInfo* find_field(std::string_view pointer);
 
+// The JSON type of a kind's values: "string", "boolean", "integer", "number", "array" or "object".
+const char* json_type(Kind kind);
+
 // Whether a value is of the field's kind (null only where the field is nullable).
 bool fits(const FieldInfo& field, const nlohmann::json& value);
 
@@ -201,18 +221,33 @@ bool fits(const FieldInfo& field, const nlohmann::json& value);
 const nlohmann::json& value_at(const nlohmann::json& report, const FieldInfo& field);
 
 // A field's value as its type: nothing when absent, null or of another type.
+namespace detail {
+// v as T, v being of T's kind or null: nothing for null, or for a negative number where a count belongs.
+template <class T>
+std::optional<T> as(const nlohmann::json& v) {
+  if (v.is_null()) return std::nullopt;
+  if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>)
+    if (!v.is_number_unsigned() && v.get<int64_t>() < 0) return std::nullopt;
+  return v.get<T>();
+}
+}  // namespace detail
 template <class T>
 std::optional<T> read(const nlohmann::json& report, const Field<T>& f) {
-  const nlohmann::json& v = value_at(report, f.info);
-  return v.is_null() ? std::nullopt : std::optional<T>(v.get<T>());
+  return detail::as<T>(value_at(report, f.info));
 }
 template <class T>
 std::optional<T> read(const nlohmann::json& report, const Field<std::optional<T>>& f) {
-  const nlohmann::json& v = value_at(report, f.info);
-  return v.is_null() ? std::nullopt : std::optional<T>(v.get<T>());
+  return detail::as<T>(value_at(report, f.info));
 }
 // An object or list field, null when absent or of another kind.
 inline const nlohmann::json& read(const nlohmann::json& report, const Field<nlohmann::json>& f) {
+  return value_at(report, f.info);
+}
+
+// A field's value as JSON, null when absent or of another kind: for a reporter that shows it as it is ("?" or "-"
+// when null).
+template <class T>
+const nlohmann::json& json_at(const nlohmann::json& report, const Field<T>& f) {
   return value_at(report, f.info);
 }
 
@@ -229,5 +264,12 @@ inline std::optional<std::string> unless_empty(const std::string& text) {
 
 template <class T>
 using ValueOf = typename detail::Same<T>::type;
+
+// Sets a field of a report (of an entry, for a field within a list) to a value of its type, making the objects on
+// its way.
+template <class T>
+void put(nlohmann::json* report, const Field<T>& f, const ValueOf<T>& value) {
+  (*report)[nlohmann::json::json_pointer(f.info.pointer)] = to_value(value);
+}
 
 }  // namespace kd::report

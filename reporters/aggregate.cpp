@@ -6,15 +6,13 @@
 #include <set>
 
 #include "report_check.h"
-#include "contract/report_fields.h"
+#include "contract/report_parts.h"
 #include "report_text.h"
-#include "verdict/json_read.h"
 
 namespace kd {
 namespace {
 
 using nlohmann::json;
-using json_read::field;
 
 const char* problem_name(ReportSource::Problem p) {
   switch (p) {
@@ -25,7 +23,7 @@ const char* problem_name(ReportSource::Problem p) {
 }
 
 // The failing layer: the first layer marked failed, else the stage's prefix ("L2.gpu_available" -> "L2").
-json failing_layer(const json& r) {
+fleet::Text failing_layer(const json& r) {
   // The stage names the step that failed ("L2.gpu_available"), also when the test that reported it belongs to a
   // later layer (a run of L3 alone stops at L2's prerequisite); the failed layer only when the stage is no step.
   if (const auto stage = report::read(r, report::stage)) {
@@ -35,14 +33,14 @@ json failing_layer(const json& r) {
       return s.substr(0, dot);
   }
   for (const auto& l : report::read(r, report::layers))
-    if (report::read(l, report::layer_status) == "failed") return report::to_value(report::read(l, report::layer_id));
-  return nullptr;
+    if (report::read(l, report::layer_status) == "failed") return report::read(l, report::layer_id);
+  return std::nullopt;
 }
 
 // The driver nvidia-smi saw (--host-check), or null: one per machine, the first GPU's.
-json driver(const json& r) {
-  const json& gpus = field(report::read(r, report::host), "gpus");
-  return gpus.is_array() && !gpus.empty() ? gpus[0]["driver_version"] : json();
+fleet::Text driver(const json& r) {
+  const json& gpus = report::read(report::read(r, report::host), report::host_gpus);
+  return gpus.empty() ? std::nullopt : report::read(gpus[0], report::host_gpu_driver_version);
 }
 
 // A file name is bytes, not always UTF-8; the aggregate's text is: invalid bytes read as U+FFFD.
@@ -50,85 +48,80 @@ std::string utf8_name(const std::string& name) {
   return json::parse(json(name).dump(-1, ' ', false, json::error_handler_t::replace)).get<std::string>();
 }
 
-json string_or_null(const json& v) { return v.is_string() ? v : json(); }
-
-json machine(const std::string& name, const json& r) {
-  using report::to_value, report::read;
-  return {{"report", name},
-          {"run_id", to_value(read(r, report::run_id))},
-          {"status", to_value(read(r, report::status))},
-          {"code", to_value(read(r, report::code))},
-          {"exit_code", to_value(read(r, report::exit_code))},
-          {"layer", read(r, report::status) == "failed" ? failing_layer(r) : json()},
-          {"stage", to_value(read(r, report::stage))},
-          {"message", to_value(read(r, report::error_message))},
-          {"target", text::target(read(r, report::requested))},
-          {"device", string_or_null(field(read(r, report::device), "name"))},
-          {"libtorch", read(r, report::pytorch_loaded) == true ? to_value(read(r, report::pytorch_version)) : json()},
-          {"cuda", to_value(read(r, report::pytorch_cuda_compiled))},
-          {"hip", to_value(read(r, report::pytorch_hip_compiled))},
-          {"driver", driver(r)},
-          {"suite", to_value(read(r, report::runtime_suite_version))},
-          {"rank", to_value(read(r, report::collective_rank))},  // L8: this report's rank of its job, or null
-          {"world_size", to_value(read(r, report::collective_world_size))}};
+// A checked report (report_problem() found none): its verdict fields are there.
+fleet::Machine machine(const std::string& name, const json& r) {
+  using report::read;
+  const bool failed = read(r, report::status) == "failed";
+  return {name,
+          read(r, report::run_id).value_or(""),
+          read(r, report::status).value_or(""),
+          read(r, report::code).value_or(""),
+          static_cast<int>(read(r, report::exit_code).value_or(0)),
+          failed ? failing_layer(r) : std::nullopt,
+          read(r, report::stage),
+          read(r, report::error_message),
+          text::target(read(r, report::requested)),
+          read(read(r, report::device), report::device_name),
+          read(r, report::pytorch_loaded) == true ? read(r, report::pytorch_version) : std::nullopt,
+          read(r, report::pytorch_cuda_compiled),
+          read(r, report::pytorch_hip_compiled),
+          driver(r),
+          read(r, report::runtime_suite_version),
+          read(r, report::collective_rank),  // L8: this report's rank of its job, or null
+          read(r, report::collective_world_size)};
 }
 
 // L8's job, when the reports are ranks of one: one row per rank, the ranks that sent no report, and the
-// job's verdict (the lowest failing rank's). Null when no report is a rank.
-json collective_job(const json& machines) {
-  std::map<int, json> ranks;
-  int world = 0;
+// job's verdict (the lowest failing rank's). None when no report is a rank.
+std::optional<fleet::Job> collective_job(const std::vector<fleet::Machine>& machines) {
+  std::map<int64_t, const fleet::Machine*> ranks;
+  int64_t world = 0;
   for (const auto& m : machines)
-    if (m["rank"].is_number_integer()) {
-      ranks.emplace(m["rank"].get<int>(), m);
-      world = std::max(world, m["world_size"].is_number_integer() ? m["world_size"].get<int>() : 0);
+    if (m.rank) {
+      ranks.emplace(*m.rank, &m);
+      world = std::max(world, m.world_size.value_or(0));
     }
-  if (ranks.empty()) return json();
-  json rows = json::array(), unreported = json::array(), first_failing;
+  if (ranks.empty()) return std::nullopt;
+  fleet::Job job;
   for (const auto& [rank, m] : ranks) {
-    rows.push_back({{"rank", rank}, {"report", m["report"]}, {"status", m["status"]}, {"code", m["code"]},
-                    {"stage", m["stage"]}});
-    if (m["status"] == "failed" && first_failing.is_null()) first_failing = rows.back();
+    job.ranks.push_back({rank, m->report, m->status, m->code, m->stage});
+    if (m->status == "failed" && !job.first_failing) job.first_failing = job.ranks.back();
   }
-  for (int r = 0; r < world && unreported.size() < 64; ++r)
-    if (!ranks.count(r)) unreported.push_back(r);
-  const bool passed = first_failing.is_null() && unreported.empty();
-  return {{"world_size", world},
-          {"reported", ranks.size()},
-          {"unreported_ranks", unreported},
-          {"status", passed ? "passed" : "failed"},
-          {"first_failing", first_failing},
-          {"ranks", rows}};
+  for (int64_t r = 0; r < world && job.unreported_ranks.size() < 64; ++r)
+    if (!ranks.count(r)) job.unreported_ranks.push_back(r);
+  job.world_size = world;
+  job.reported = static_cast<int>(ranks.size());
+  job.status = !job.first_failing && job.unreported_ranks.empty() ? "passed" : "failed";
+  return job;
 }
 
-// [{"value": V, "count": N}] for one key over the machines, most frequent first; null means "not reported".
-json seen(const json& machines, const char* key) {
-  std::map<std::string, std::pair<json, int>> by_value;
+// Each value of one version over the machines with its count, most frequent first; null means "not reported".
+std::vector<fleet::Seen> seen(const std::vector<fleet::Machine>& machines, fleet::Text fleet::Machine::*value) {
+  std::map<std::string, fleet::Seen> by_value;  // by the value's JSON text: strings before null, as listed
   for (const auto& m : machines) {
-    auto& entry = by_value[m[key].dump()];
-    entry.first = m[key];
-    ++entry.second;
+    const fleet::Text& v = m.*value;
+    fleet::Seen& entry = by_value[v ? json(*v).dump() : "null"];
+    entry.value = v;
+    ++entry.count;
   }
-  std::vector<std::pair<json, int>> list;
+  std::vector<fleet::Seen> list;
   for (auto& [_, entry] : by_value) list.push_back(entry);
-  std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  json out = json::array();
-  for (const auto& [value, count] : list) out.push_back({{"value", value}, {"count", count}});
-  return out;
+  std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.count > b.count; });
+  return list;
 }
 
-json code_counts(const json& machines) {
+std::vector<fleet::CodeCount> code_counts(const std::vector<fleet::Machine>& machines) {
   std::map<std::pair<int, std::string>, int> counts;  // ordered by exit code, then name
-  for (const auto& m : machines) ++counts[{m["exit_code"].get<int>(), m["code"].get<std::string>()}];
-  json out = json::array();
-  for (const auto& [key, n] : counts) out.push_back({{"code", key.second}, {"exit_code", key.first}, {"count", n}});
+  for (const auto& m : machines) ++counts[{m.exit_code, m.code}];
+  std::vector<fleet::CodeCount> out;
+  for (const auto& [key, n] : counts) out.push_back({key.second, key.first, n});
   return out;
 }
 
 }  // namespace
 
-json aggregate_reports(const std::vector<ReportSource>& sources) {
-  json machines = json::array(), failing = json::array(), not_counted = json::array(), injected = json::array();
+fleet::Aggregate aggregate(const std::vector<ReportSource>& sources) {
+  fleet::Aggregate a;
   std::map<std::string, std::string> first_with_run_id;
   for (const auto& s : sources) {
     const std::string name = utf8_name(s.name);
@@ -137,49 +130,40 @@ json aggregate_reports(const std::vector<ReportSource>& sources) {
     if (s.problem != ReportSource::Problem::None) {
       why = s.message;
     } else if (!(why = report_problem(s.report))) {
-      const auto [it, fresh] = first_with_run_id.emplace(s.report["run_id"].get<std::string>(), name);
+      const auto [it, fresh] = first_with_run_id.emplace(report::read(s.report, report::run_id).value_or(""), name);
       if (!fresh) {
         problem = "duplicate";  // a copy of one run would count one machine twice
         why = "the same run (run_id " + it->first + ") as " + it->second;
       }
     }
     if (why) {
-      not_counted.push_back({{"report", name}, {"problem", problem}, {"message", *why}});
+      a.not_counted.push_back({name, problem, *why});
       continue;
     }
     // A test-only fault injection is no machine's result: listed apart, never counted (README "fault injection").
-    if (const json& fault = field(field(s.report, "requested"), "fault_injection"); fault.is_string()) {
-      injected.push_back({{"report", name}, {"run_id", s.report["run_id"]}, {"fault", fault}, {"code", s.report["code"]}});
+    if (const auto fault = report::read(report::read(s.report, report::requested), report::requested_fault_injection)) {
+      a.injected.push_back({name, report::read(s.report, report::run_id).value_or(""), *fault,
+                            report::read(s.report, report::code).value_or("")});
       continue;
     }
-    machines.push_back(machine(name, s.report));
-    if (machines.back()["status"] == "failed") failing.push_back(machines.back());
+    a.machines.push_back(machine(name, s.report));
+    if (a.machines.back().status == "failed") a.failing.push_back(a.machines.back());
   }
-  const bool any_failed = !failing.empty(), any_not_counted = !not_counted.empty();
-  const int exit = any_failed && any_not_counted ? kFleetBoth
-                   : any_failed                  ? kFleetMachineFailed
-                   : any_not_counted             ? kFleetReportNotCounted
-                                                 : 0;
-  json versions = json::object();
-  for (const char* key : {"libtorch", "cuda", "hip", "driver", "device", "suite"}) versions[key] = seen(machines, key);
-  return {{"schema_version", "1.2"},  // 1.2: job (L8's ranks), rank and world_size of each machine
-          {"kind", "kernodeck-aggregate"},
-          {"status", exit == 0 ? "passed" : "failed"},
-          {"exit_code", exit},
-          {"counts",
-           {{"reports", sources.size()},
-            {"counted", machines.size()},
-            {"passed", machines.size() - failing.size()},
-            {"failed", failing.size()},
-            {"not_counted", not_counted.size()},
-            {"injected", injected.size()}}},
-          {"codes", code_counts(machines)},
-          {"failing", failing},
-          {"not_counted", not_counted},
-          {"injected", injected},
-          {"versions", versions},
-          {"job", collective_job(machines)},
-          {"machines", machines}};
+  const bool any_failed = !a.failing.empty(), any_not_counted = !a.not_counted.empty();
+  a.exit_code = any_failed && any_not_counted ? kFleetBoth
+                : any_failed                  ? kFleetMachineFailed
+                : any_not_counted             ? kFleetReportNotCounted
+                                              : 0;
+  a.status = a.exit_code == 0 ? "passed" : "failed";
+  const auto count = [](size_t n) { return static_cast<int>(n); };
+  a.counts = {count(sources.size()), count(a.machines.size()), count(a.machines.size() - a.failing.size()),
+              count(a.failing.size()), count(a.not_counted.size()), count(a.injected.size())};
+  a.codes = code_counts(a.machines);
+  for (const fleet::VersionRow& row : fleet::kVersionRows) a.versions[row.key] = seen(a.machines, row.value);
+  a.job = collective_job(a.machines);
+  return a;
 }
+
+json aggregate_reports(const std::vector<ReportSource>& sources) { return fleet::to_json(aggregate(sources)); }
 
 }  // namespace kd

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "aggregate_document.h"
+
 namespace kd {
 
 // Exit codes of `aggregate` (reserved: no verdict code uses them). Scripts can tell "a machine
@@ -23,8 +25,10 @@ struct ReportSource {
   nlohmann::json report; // when problem == None: checked by aggregate_reports() itself
 };
 
-// The aggregate document (schema/aggregate.schema.json). Each source is checked with
-// report_problem(); a run_id seen before is a duplicate, counted once.
+// The aggregate (schema/aggregate.schema.json). Each source is checked with report_problem(); a run_id seen before
+// is a duplicate, counted once.
+fleet::Aggregate aggregate(const std::vector<ReportSource>& sources);
+// The same as its JSON document.
 nlohmann::json aggregate_reports(const std::vector<ReportSource>& sources);
 
 }  // namespace kd

@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "contract/option_table.h"
-#include "contract/report_fields.h"
+#include "contract/report_parts.h"
 #include "range_svg.h"
 #include "report_file.h"
 
@@ -28,9 +28,11 @@ std::string dump(const json& j) { return j.dump(2, ' ', false, json::error_handl
 
 json last_successful_step(const json& report) {
   json last;
-  for (const auto& l : report.value("layers", json::array()))
-    for (const auto& t : l.value("tests", json::array()))
-      if (t.value("status", "") == "passed") last = {{"layer", l.value("id", "")}, {"test", t.value("name", "")}};
+  using report::read;
+  for (const auto& l : read(report, report::layers))
+    for (const auto& t : read(l, report::layer_tests))
+      if (read(t, report::test_status) == "passed")
+        last = {{"layer", read(l, report::layer_id).value_or("")}, {"test", read(t, report::test_name).value_or("")}};
   return last;
 }
 
@@ -46,24 +48,27 @@ std::optional<std::string> check_new_folder(const std::string& path) {
 }
 
 std::map<std::string, std::string> bundle_files(const json& report, const Options& o, const json& input_spec) {
-  const json app = report.value("app", json());
+  using report::read;
+  const json& app = read(report, report::section_app);
+  const json& memory = read(report, report::section_memory);
   json input = {{"spec", input_spec}, {"built_in", json::object()}};
-  for (const auto& [name, field] : {std::pair{"embeddings", report::app_embeddings}, std::pair{"training", report::app_training}})
-    if (const json& w = report::read(report, field); w.is_object()) input["built_in"][name] = w.value("input", "");
+  if (const json& w = read(report, report::app_embeddings); w.is_object())
+    input["built_in"]["embeddings"] = read(w, report::app_embeddings_input).value_or("");
+  if (const json& w = read(report, report::app_training); w.is_object())
+    input["built_in"]["training"] = read(w, report::app_training_input).value_or("");
   std::map<std::string, std::string> files = {
       // The command as given, with every path replaced: the bundle travels, machine paths do not.
       {"command.json", dump({{"arguments", command_arguments(o)}})},
-      {"versions.json", dump({{"runtime", report.value("runtime", json())}, {"pytorch", report.value("pytorch", json())},
-                              {"schema_version", report.value("schema_version", "")}})},
-      {"parameters.json", dump(report.value("requested", json()))},
+      {"versions.json", dump({{"runtime", read(report, report::section_runtime)}, {"pytorch", read(report, report::section_pytorch)},
+                              {"schema_version", read(report, report::schema_version).value_or("")}})},
+      {"parameters.json", dump(read(report, report::requested))},
       // A large spec stays compact: indenting a user's file may multiply its size (issue 17).
       {"input.json", input_spec.dump().size() > (64u << 10) ? input.dump(-1, ' ', false, json::error_handler_t::replace) + "\n" : dump(input)},
       {"steps.json", dump({{"last_successful_step", last_successful_step(report)},
-                           {"stage", report.value("stage", json())}, {"first_error", report.value("error", json())}})},
-      {"memory.json", dump({{"observations", report.value("memory", json())},
-                            {"note", report.value("memory", json()).is_object() ? "from L5 (see README, Layer L5)"
-                                                                              : "L5 did not run: no memory observations"}})},
-      {"outputs.json", dump({{"app", app}, {"execution", report.value("execution", json())}})},
+                           {"stage", report::json_at(report, report::stage)}, {"first_error", read(report, report::error)}})},
+      {"memory.json", dump({{"observations", memory},
+                            {"note", memory.is_object() ? "from L5 (see README, Layer L5)" : "L5 did not run: no memory observations"}})},
+      {"outputs.json", dump({{"app", app}, {"execution", read(report, report::section_execution)}})},
       {"report.json", dump(report)},
   };
   // L5's operating range, when it ran a point.

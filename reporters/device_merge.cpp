@@ -6,22 +6,19 @@
 
 #include <fmt/format.h>
 
-#include "contract/report_fields.h"
-#include "verdict/json_read.h"
+#include "contract/report_parts.h"
 
 namespace kd {
 namespace {
 
 using nlohmann::json;
-using json_read::field;
 
 bool passed(const json& r) { return report::read(r, report::status) == "passed"; }
 
 json device_entry(int index, const json& r) {
   using report::to_value, report::read;
-  const json& name = field(read(r, report::device), "name");
   return {{"index", index},
-          {"name", name.is_string() ? name : json()},
+          {"name", to_value(read(read(r, report::device), report::device_name))},
           {"code", to_value(read(r, report::code))},
           {"exit_code", to_value(read(r, report::exit_code))},
           {"stage", to_value(read(r, report::stage))},
@@ -32,10 +29,9 @@ json device_entry(int index, const json& r) {
 json device_warnings(const std::vector<json>& per_device) {
   std::vector<std::pair<std::string, std::vector<size_t>>> seen;
   for (size_t i = 0; i < per_device.size(); ++i)
-    for (const auto& w : field(per_device[i], "warnings")) {
-      if (!w.is_string()) continue;
-      auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == w.get<std::string>(); });
-      if (it == seen.end()) it = seen.insert(seen.end(), {w.get<std::string>(), {}});
+    for (const std::string& w : report::read(per_device[i], report::warnings).value_or(std::vector<std::string>{})) {
+      auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == w; });
+      if (it == seen.end()) it = seen.insert(seen.end(), {w, {}});
       if (it->second.empty() || it->second.back() != i) it->second.push_back(i);
     }
   json out = json::array();
@@ -46,25 +42,28 @@ json device_warnings(const std::vector<json>& per_device) {
 
 // The peer layer's facts and L7 results; its verdict when it is the only failure.
 void merge_peer(json* merged, const json& peer, bool a_device_failed) {
-  (*merged)["peer"] = field(peer, "peer");
+  using report::read;
+  report::put(merged, report::section_peer, read(peer, report::section_peer));
   for (auto& layer : (*merged)["layers"])
-    for (const auto& pl : field(peer, "layers"))
-      if (field(layer, "id") == "L7" && field(pl, "id") == "L7") layer = pl;
+    for (const auto& pl : read(peer, report::layers))
+      if (read(layer, report::layer_id) == "L7" && read(pl, report::layer_id) == "L7") layer = pl;
   json& warnings = (*merged)["warnings"];
-  for (const auto& w : field(peer, "warnings"))
-    if (w.is_string() && std::find(warnings.begin(), warnings.end(), w) == warnings.end())
-      warnings.push_back("peer layer: " + w.get<std::string>());
+  for (const std::string& w : read(peer, report::warnings).value_or(std::vector<std::string>{}))
+    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back("peer layer: " + w);
   if (a_device_failed || passed(peer)) return;
-  for (const char* key : {"status", "code", "exit_code", "stage", "error", "next_action"}) (*merged)[key] = field(peer, key);
+  // The peer layer's verdict, as it wrote it.
+  for (const report::FieldInfo* f : {&report::status.info, &report::code.info, &report::exit_code.info, &report::stage.info,
+                                     &report::error.info, &report::next_action.info})
+    (*merged)[json::json_pointer(f->pointer)] = report::value_at(peer, *f);
 }
 
 // L8 runs in GPU 0's worker only (one rank per machine): its facts and layer entry stay when another GPU decides.
 void merge_collective(json* merged, const json& first) {
-  (*merged)["collective"] = field(first, "collective");
-  for (const auto& fl : field(first, "layers")) {
-    if (field(fl, "id") != "L8") continue;
+  report::put(merged, report::section_collective, report::read(first, report::section_collective));
+  for (const auto& fl : report::read(first, report::layers)) {
+    if (report::read(fl, report::layer_id) != "L8") continue;
     json& layers = (*merged)["layers"];
-    auto it = std::find_if(layers.begin(), layers.end(), [](const json& l) { return field(l, "id") == "L8"; });
+    auto it = std::find_if(layers.begin(), layers.end(), [](const json& l) { return report::read(l, report::layer_id) == "L8"; });
     if (it == layers.end())
       layers.push_back(fl);
     else
@@ -89,9 +88,10 @@ json merge_device_reports(const std::vector<json>& per_device, const json& peer,
   for (size_t i = 0; any_gpu && i < per_device.size(); ++i) devices.push_back(device_entry(gpu(i), per_device[i]));
   merged["devices"] = devices;
   merged["device_index"] = a_device_failed && any_gpu ? json(gpu(static_cast<size_t>(failed - per_device.begin()))) : json();
-  merged["requested"] = field(per_device[0], "requested");
-  merged["requested"]["device_index"] = nullptr;
-  merged["requested"]["all_devices"] = true;
+  json requested = report::read(per_device[0], report::requested);
+  report::put(&requested, report::requested_device_index, std::nullopt);
+  report::put(&requested, report::requested_all_devices, true);
+  report::put(&merged, report::requested, requested);
   merged["warnings"] = device_warnings(per_device);
   merge_collective(&merged, per_device[0]);
   if (!peer.is_null()) merge_peer(&merged, peer, a_device_failed);

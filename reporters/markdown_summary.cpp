@@ -6,13 +6,11 @@
 #include <fmt/format.h>
 
 #include "report_text.h"
-#include "verdict/json_read.h"
 
 namespace kd {
 namespace {
 
 using nlohmann::json;
-using text::str;
 
 // Codes and stages are [A-Za-z0-9_.] by the schema: safe in a code span; anything else is text.
 std::string code_span(const std::string& s) {
@@ -33,7 +31,7 @@ std::string runtime_line(const json& r) {
 
 std::string device_line(const json& r) {
   if (const std::string d = text::device(r); !d.empty()) return markdown_text(d);
-  return str(report::read(r, report::requested), "device") == "cpu" ? "not queried (CPU run)" : "—";
+  return report::read(report::read(r, report::requested), report::requested_device) == "cpu" ? "not queried (CPU run)" : "—";
 }
 
 std::string layer_table(const json& layers) {

@@ -6,15 +6,14 @@
 
 #include <fmt/format.h>
 
-#include "report_text.h"
-#include "verdict/json_read.h"
+#include "contract/report_parts.h"
 
 namespace kd {
 namespace {
 
 using nlohmann::json;
-using json_read::field;
-using text::str;
+using report::json_at;
+using report::read;
 
 constexpr double kWidth = 720, kLeft = 80, kRight = 700, kPanelHeight = 200;
 constexpr double kTop[2] = {76, 336};  // the latency panel, the memory panel
@@ -39,7 +38,12 @@ std::string escape(const std::string& s) {
 }
 
 // Reports can come from a broken worker: anything not a number reads as absent.
-double num(const json& j, const char* key) { return json_read::number(j, key).value_or(NAN); }
+// A numeric part, NaN when absent.
+template <class T>
+double num(const json& j, const report::Field<T>& row) {
+  const json& v = report::json_at(j, row);
+  return v.is_number() ? v.get<double>() : NAN;
+}
 
 class Plot {
  public:
@@ -86,16 +90,18 @@ class Plot {
 }  // namespace
 
 std::string range_svg(const json& range) {
-  if (!field(range, "points").is_array()) return "";
+  const json& points = read(range, report::range_points);
+  if (!points.is_array()) return "";
   std::vector<json> ran;
-  for (const auto& p : field(range, "points"))
-    if (field(p, "ran") == true && num(p, "value") >= 1) ran.push_back(p);
+  for (const auto& p : points)
+    if (read(p, report::point_ran) == true && num(p, report::point_value) >= 1) ran.push_back(p);
   if (ran.empty()) return "";
-  std::sort(ran.begin(), ran.end(), [](const json& a, const json& b) { return num(a, "value") < num(b, "value"); });
-  const std::string axis = str(range, "axis", "value");
-  const json first_fail = num(range, "first_fail") >= 1 ? field(range, "first_fail") : json();
-  const double hi = std::max(num(ran.back(), "value"), first_fail.is_number() ? first_fail.get<double>() : 0.0);
-  const Plot plot(num(ran.front(), "value"), hi);
+  const auto value = [](const json& p) { return num(p, report::point_value); };
+  std::sort(ran.begin(), ran.end(), [&](const json& a, const json& b) { return value(a) < value(b); });
+  const std::string axis = read(range, report::range_axis).value_or("value");
+  const json first_fail = num(range, report::range_first_fail) >= 1 ? json_at(range, report::range_first_fail) : json();
+  const double hi = std::max(value(ran.back()), first_fail.is_number() ? first_fail.get<double>() : 0.0);
+  const Plot plot(value(ran.front()), hi);
 
   Series latency{"warm median latency, ms", "#1f77b4", {}}, peak{"peak allocated, GiB", "#d62728", {}},
       reserved{"reserved, GiB", "#ff7f0e", {}}, estimate{"estimated size, GiB (CPU)", "#2ca02c", {}},
@@ -103,15 +109,17 @@ std::string range_svg(const json& range) {
   constexpr double kGiB = 1024.0 * 1024 * 1024;
   for (const auto& p : ran) {
     // The lines join what passed; a failed point's counters are read after its release (the dashed line marks it).
-    if (str(p, "result") != "passed") continue;
-    const double v = num(p, "value");
-    if (!std::isnan(num(p, "warm_median_ms"))) latency.xy.emplace_back(v, num(p, "warm_median_ms"));
-    if (!std::isnan(num(p, "p95_ms"))) p95.xy.emplace_back(v, num(p, "p95_ms"));  // concurrency axis
-    if (!std::isnan(num(p, "rss_peak_bytes"))) rss.xy.emplace_back(v, num(p, "rss_peak_bytes") / kGiB);  // processes axis
-    if (!std::isnan(num(p, "peak_allocated_bytes"))) peak.xy.emplace_back(v, num(p, "peak_allocated_bytes") / kGiB);
-    if (!std::isnan(num(p, "reserved_bytes"))) reserved.xy.emplace_back(v, num(p, "reserved_bytes") / kGiB);
-    if (std::isnan(num(p, "peak_allocated_bytes")) && !std::isnan(num(p, "estimated_bytes")))
-      estimate.xy.emplace_back(v, num(p, "estimated_bytes") / kGiB);
+    if (read(p, report::point_result) != "passed") continue;
+    const double v = value(p);
+    auto add = [&](Series* s, double y, double scale) {
+      if (!std::isnan(y)) s->xy.emplace_back(v, y / scale);
+    };
+    add(&latency, num(p, report::point_warm_median_ms), 1);
+    add(&p95, num(p, report::point_p95_ms), 1);             // concurrency axis
+    add(&rss, num(p, report::point_rss_peak_bytes), kGiB);  // processes axis
+    add(&peak, num(p, report::point_peak_allocated_bytes), kGiB);
+    add(&reserved, num(p, report::point_reserved_bytes), kGiB);
+    if (std::isnan(num(p, report::point_peak_allocated_bytes))) add(&estimate, num(p, report::point_estimated_bytes), kGiB);
   }
   auto ymax = [](const std::vector<const Series*>& ss) {
     double m = 0;
@@ -120,10 +128,10 @@ std::string range_svg(const json& range) {
     return m;
   };
   double mem_max = ymax({&peak, &reserved, &estimate, &rss});
-  const double cap = num(range, "memory_cap_bytes") / kGiB;
+  const double cap = num(range, report::range_memory_cap_bytes) / kGiB;
   if (!std::isnan(cap)) mem_max = std::max(mem_max, cap);
 
-  const std::string largest = field(range, "largest_pass").dump(), fail = first_fail.dump();
+  const std::string largest = json_at(range, report::range_largest_pass).dump(), fail = first_fail.dump();
   std::string svg = fmt::format(
       R"(<?xml version="1.0" encoding="UTF-8"?>)"
       "\n"
@@ -131,17 +139,17 @@ std::string range_svg(const json& range) {
       "\n",
       kWidth, kWidth);
   svg += fmt::format(R"(<text x="{}" y="22" font-size="15" font-weight="bold">Operating range: {}, largest pass {}, first failure {} ({})</text>)",
-                     kLeft, escape(axis), escape(largest), escape(fail), escape(str(range, "stop_reason")));
-  svg += fmt::format(R"(<text x="{}" y="42" font-size="10">{}</text>)", kLeft, escape(str(range, "workload")));
+                     kLeft, escape(axis), escape(largest), escape(fail), escape(read(range, report::range_stop_reason).value_or("?")));
+  svg += fmt::format(R"(<text x="{}" y="42" font-size="10">{}</text>)", kLeft, escape(read(range, report::range_workload).value_or("?")));
   svg += fmt::format(R"(<text x="{}" y="58" font-size="10">log2 x-axis; warm median of the synchronized forward passes</text>)", kLeft);
   svg += "\n" + plot.panel(0, "latency (ms)", {latency, p95}, ymax({&latency, &p95})) + "\n";
   svg += plot.panel(1, "memory (GiB)", {peak, reserved, estimate, rss}, mem_max) + "\n";
-  if (num(range, "knee") >= 1) {  // concurrency: where throughput stopped growing
-    const double x = plot.x(num(range, "knee"));
+  if (num(range, report::range_knee) >= 1) {  // concurrency: where throughput stopped growing
+    const double x = plot.x(num(range, report::range_knee));
     svg += fmt::format(R"(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}" stroke="#2ca02c" stroke-dasharray="6 3"/>)", x,
                        kTop[0], kTop[0] + kPanelHeight);
     svg += fmt::format(R"(<text x="{:.1f}" y="{}" text-anchor="middle" fill="#2ca02c" font-size="11">knee {}</text>)", x,
-                       kTop[0] - 4, field(range, "knee").dump());
+                       kTop[0] - 4, json_at(range, report::range_knee).dump());
   }
   const double bottom = kTop[1] + kPanelHeight;
   if (!std::isnan(cap)) {

@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "contract/option_table.h"
-#include "contract/report_fields.h"
+#include "contract/report_parts.h"
 #include "redact.h"
 #include "worker_events.h"
 
@@ -15,47 +16,42 @@
 #define KD_VERSION "unknown"
 #endif
 #include "verdict/hints.h"
-#include "verdict/json_read.h"
 
 namespace kd {
 namespace {
 
 using nlohmann::json;
-using json_read::text;
+
+// A field set to null (an object of entries for a list), to be filled by facts or by the verdict.
+void put_null(json* report, const report::FieldInfo& f) { (*report)[json::json_pointer(f.pointer)] = nullptr; }
 
 json skeleton(const RunRecord& run) {
+  using report::put;
+  json r = json::object();
+  // The fixed sections: every field of theirs is there, null until a fact fills it.
+  for (const report::FieldInfo& f : report::all_fields())
+    for (const report::FieldInfo* section : {&report::section_runtime.info, &report::section_pytorch.info,
+                                             &report::section_execution.info})
+      if (std::string_view(f.pointer).rfind(std::string(section->pointer) + "/", 0) == 0) put_null(&r, f);
+  put(&r, report::runtime_suite_version, KD_VERSION);  // the supervisor's own: known even when L1 did not run
+  put(&r, report::pytorch_loaded, false);
+  put(&r, report::execution_product_verified, false);
+  put(&r, report::execution_gradient_verified, false);
   json requested = requested_options(run.options);
-  requested["gtest_environment_ignored"] = run.gtest_environment;
-  return {
-      {"schema_version", kSchemaVersion},
-      {"run_id", run.run_id},
-      {"started_at", run.started_at},
-      {"duration_ms", run.duration_ms},
-      {"requested", requested},
-      {"runtime",
-       {{"os_family", nullptr}, {"os_name", nullptr}, {"arch", nullptr}, {"libc", nullptr}, {"compiler", nullptr},
-        {"suite_version", KD_VERSION}}},  // the supervisor's own: known even when L1 did not run
-      {"pytorch",
-       {{"loaded", false}, {"version", nullptr}, {"cuda_compiled", nullptr}, {"hip_compiled", nullptr},
-        {"backend", nullptr}, {"source", nullptr}, {"gpu_available", nullptr}, {"visible_device_count", nullptr},
-        {"arch_list", nullptr}}},
-      {"device", nullptr},
-      {"execution",
-       {{"device", nullptr}, {"product_verified", false}, {"gradient_verified", false}, {"loss", nullptr},
-        {"arch_supported", nullptr}}},
-      {"host", run.host},
-      {"python", nullptr},
-      {"app", nullptr},
-      {"timing", nullptr},
-      {"memory", nullptr},
-      {"peer", nullptr},
-      {"collective", nullptr},
-      {"layers", json::array()},
-      {"markers", json::array()},
-      {"warnings", json::array()},
-      {"error", nullptr},
-      {"after_failure", nullptr},
-  };
+  put(&requested, report::requested_gtest_environment_ignored, run.gtest_environment);
+  put(&r, report::schema_version, kSchemaVersion);
+  put(&r, report::run_id, run.run_id);
+  put(&r, report::started_at, run.started_at);
+  put(&r, report::duration_ms, run.duration_ms);
+  put(&r, report::requested, requested);
+  put(&r, report::host, run.host);
+  for (const report::FieldInfo* f : {&report::device.info, &report::python.info, &report::section_app.info,
+                                     &report::section_timing.info, &report::section_memory.info, &report::section_peer.info,
+                                     &report::section_collective.info, &report::error.info, &report::after_failure.info})
+    put_null(&r, *f);
+  for (const report::FieldInfo* f : {&report::layers.info, &report::markers.info, &report::warnings.info})
+    r[json::json_pointer(f->pointer)] = json::array();
+  return r;
 }
 
 json redacted(json v) {  // every string, at any depth
@@ -96,78 +92,89 @@ json markers_section(const RunRecord& run, int* foreign) {
       continue;
     }
     const double t = m->t_mono_ms - run.start_mono_ms;
-    out.push_back({{"name", m->name}, {"stage", m->stage.empty() ? json() : json(m->stage)},
-                   {"t_ms", std::round(std::max(t, 0.0) * 1000) / 1000}});
+    json marker;
+    report::put(&marker, report::marker_name, m->name);
+    report::put(&marker, report::marker_stage, report::unless_empty(m->stage));
+    report::put(&marker, report::marker_t_ms, std::round(std::max(t, 0.0) * 1000) / 1000);
+    out.push_back(std::move(marker));
   }
   return out;
 }
 
 std::string last_finished(const json& markers) {
-  return markers.empty() ? "none" : markers.back()["name"].get<std::string>();
+  return markers.empty() ? "none" : report::read(markers.back(), report::marker_name).value_or("none");
 }
 
 // L5's record of an out-of-memory, for the phase's cause and next action.
 std::optional<memory::OomEvent> oom_event(const json& report) {
   const json& o = report::read(report, report::memory_oom);
   memory::OomEvent e;
-  e.phase = text(o, "phase");
+  using report::read;
+  e.phase = read(o, report::oom_phase).value_or("");
   if (e.phase.empty()) return std::nullopt;
-  e.requested = json_read::count(o, "requested_bytes");
-  e.device_numbers = json_read::count(o, "device_total_bytes").has_value();
-  e.device_free = json_read::count(o, "device_free_bytes").value_or(0);
-  e.device_total = json_read::count(o, "device_total_bytes").value_or(0);
-  e.reserved = json_read::count(o, "reserved_bytes").value_or(0);
-  e.allocated = json_read::count(o, "allocated_bytes").value_or(0);
-  e.fraction = json_read::number(o, "fraction");
+  e.requested = read(o, report::oom_requested_bytes);
+  e.device_numbers = read(o, report::oom_device_total_bytes).has_value();
+  e.device_free = read(o, report::oom_device_free_bytes).value_or(0);
+  e.device_total = read(o, report::oom_device_total_bytes).value_or(0);
+  e.reserved = read(o, report::oom_reserved_bytes).value_or(0);
+  e.allocated = read(o, report::oom_allocated_bytes).value_or(0);
+  e.fraction = read(o, report::oom_fraction);
   return e;
 }
 
 HintContext hint_context(const json& report, const RunRecord& run) {
   HintContext c;
   c.cuda_compiled = report::read(report, report::pytorch_cuda_compiled).value_or("");
-  c.device_capability = text(report::read(report, report::device), "capability");
+  c.device_capability = report::read(report::read(report, report::device), report::device_capability).value_or("");
   c.arch_list = report::read(report, report::pytorch_arch_list).value_or(std::vector<std::string>{});
   c.arch_supported = report::read(report, report::execution_arch_supported);
-  if (run.host.is_object() && !run.host["gpus"].empty()) c.driver_version = text(run.host["gpus"][0], "driver_version");
+  if (const json& gpus = report::read(run.host, report::host_gpus); !gpus.empty())
+    c.driver_version = report::read(gpus[0], report::host_gpu_driver_version).value_or("");
   c.visible_devices_env = run.visible_devices_env;
   c.oom = oom_event(report);
-  c.stage = text(report, "stage");
+  c.stage = report::read(report, report::stage).value_or("");
   return c;
 }
 
 // The cause and next action for a known error signature, from the unredacted message.
 void attach_hint(json* report, Code code, const std::string& raw_message, const RunRecord& run) {
-  if (!(*report)["error"].is_object()) return;
+  if (!report::read(*report, report::error).is_object()) return;
   const std::optional<Hint> h = find_hint(code, raw_message, hint_context(*report, run));
-  (*report)["error"]["cause"] = h ? json(redact(h->cause)) : json();
+  report::put(report, report::error_cause, h ? std::optional<std::string>(redact(h->cause)) : std::nullopt);
   // One next action per report: the specific one replaces the code's fixed text in both places.
-  if (h) (*report)["error"]["next_action"] = (*report)["next_action"] = h->action;
+  if (!h) return;
+  report::put(report, report::error_next_action, h->action);
+  report::put(report, report::next_action, h->action);
 }
 
 // A skipped test's kind, as the listener sent it (fixtures/listener.h): not_applicable, or blocked by a failure.
 void add_skip_kind(const events::TestEnd& ev, json* t) {
   const std::string kind = ev.skip_kind.value_or("");
   if (kind != "not_applicable" && kind != "blocked") return;  // a broken worker's: no kind rather than a guess
-  (*t)["skip_kind"] = kind;
+  report::put(t, report::test_skip_kind, kind);
   if (kind != "blocked" || !ev.blocked_by) return;
   const events::BlockedBy& by = *ev.blocked_by;
-  if (!by.stage.empty() && code_from_name(by.code)) (*t)["blocked_by"] = {{"stage", by.stage}, {"code", by.code}};
+  if (by.stage.empty() || !code_from_name(by.code)) return;
+  json blocked_by;
+  report::put(&blocked_by, report::blocked_by_stage, by.stage);
+  report::put(&blocked_by, report::blocked_by_code, by.code);
+  report::put(t, report::test_blocked_by, blocked_by);
 }
 
 // A layer whose tests all skipped: blocked when an earlier failure kept any of them from running (fixing it
 // would run that one), with the first such test's blocked_by; not_applicable when none of them could apply here.
 void add_layer_skip_kind(json* layer) {
   bool all_not_applicable = true;
-  for (const auto& t : (*layer)["tests"]) {
-    const std::string kind = text(t, "skip_kind");
+  for (const auto& t : report::read(*layer, report::layer_tests)) {
+    const std::string kind = report::read(t, report::test_skip_kind).value_or("");
     if (kind == "blocked") {
-      (*layer)["skip_kind"] = kind;
-      if (t.contains("blocked_by")) (*layer)["blocked_by"] = t["blocked_by"];
+      report::put(layer, report::layer_skip_kind, kind);
+      if (const json& by = report::read(t, report::test_blocked_by); by.is_object()) report::put(layer, report::layer_blocked_by, by);
       return;
     }
     all_not_applicable = all_not_applicable && kind == "not_applicable";
   }
-  if (all_not_applicable) (*layer)["skip_kind"] = "not_applicable";
+  if (all_not_applicable) report::put(layer, report::layer_skip_kind, "not_applicable");
 }
 
 // What the decision needs of this run, the report's own facts and markers included.
@@ -175,7 +182,7 @@ DecisionInput decision_input(const RunRecord& run, const json& report) {
   DecisionInput in;
   in.events = read_worker_events(run.events);
   in.worker = run.worker;
-  in.last_finished_step = last_finished(report["markers"]);
+  in.last_finished_step = last_finished(report::read(report, report::markers));
   in.timeout_s = run.options.timeout_s;
   in.cpu_mode = run.options.cpu_mode();
   in.verified = report::read(report, report::execution_product_verified) == true &&
@@ -190,10 +197,13 @@ json layer_entry(const LayerInfo& l, const std::vector<events::TestEnd>& ended) 
   std::set<std::string> statuses;
   for (const auto& ev : ended) {
     if (ev.suite != l.suite) continue;
-    json t = {{"name", ev.test}, {"status", events::status_name(ev.status)}, {"duration_ms", ev.duration_ms}};
-    if (ev.code) t["code"] = *ev.code;
-    if (ev.stage) t["stage"] = *ev.stage;
-    if (ev.message) t["message"] = redact(*ev.message);
+    json t;
+    report::put(&t, report::test_name, ev.test);
+    report::put(&t, report::test_status, events::status_name(ev.status));
+    report::put(&t, report::test_duration_ms, ev.duration_ms);
+    if (ev.code) report::put(&t, report::test_code, *ev.code);
+    if (ev.stage) report::put(&t, report::test_stage, *ev.stage);
+    if (ev.message) report::put(&t, report::test_message, redact(*ev.message));
     if (ev.status == events::TestStatus::skipped) add_skip_kind(ev, &t);
     statuses.insert(events::status_name(ev.status));
     tests.push_back(std::move(t));
@@ -202,57 +212,63 @@ json layer_entry(const LayerInfo& l, const std::vector<events::TestEnd>& ended) 
                        : statuses.count("failed")  ? "failed"
                        : statuses.count("passed")  ? "passed"
                                                    : "skipped";
-  json entry = {{"id", l.id}, {"suite", l.suite}, {"title", l.title}, {"status", status}, {"tests", tests}};
-  if (entry["status"] == "skipped") add_layer_skip_kind(&entry);
+  json entry;
+  report::put(&entry, report::layer_id, l.id);
+  report::put(&entry, report::layer_suite, l.suite);
+  report::put(&entry, report::layer_title, l.title);
+  report::put(&entry, report::layer_status, status);
+  report::put(&entry, report::layer_tests, tests);
+  if (std::string_view(status) == "skipped") add_layer_skip_kind(&entry);
   return entry;
 }
 
 void set_verdict(json* report, Code code, const std::string& stage, const std::string& message) {
+  using report::put;
   const CodeInfo& i = info(code);
-  (*report)["code"] = i.name;
-  (*report)["exit_code"] = i.exit_code;
-  (*report)["status"] = is_pass(code) ? "passed" : "failed";
-  (*report)["stage"] = stage.empty() ? json() : json(stage);
-  if (is_pass(code)) {
-    (*report)["error"] = nullptr;
-  } else {
-    (*report)["error"] = {{"code", i.name},
-                          {"cause", nullptr},
-                          {"exit_code", i.exit_code},
-                          {"stage", stage.empty() ? json() : json(stage)},
-                          {"meaning", i.meaning},
-                          {"message", redact(message)},
-                          {"next_action", i.next_action}};
+  const std::optional<std::string> stage_or_null = report::unless_empty(stage);
+  put(report, report::code, std::string(i.name));
+  put(report, report::exit_code, i.exit_code);
+  put(report, report::status, is_pass(code) ? "passed" : "failed");
+  put(report, report::stage, stage_or_null);
+  put(report, report::error, is_pass(code) ? json() : json::object());
+  if (!is_pass(code)) {
+    put(report, report::error_code, std::string(i.name));
+    put(report, report::error_cause, std::nullopt);
+    put(report, report::error_exit_code, i.exit_code);
+    put(report, report::error_stage, stage_or_null);
+    put(report, report::error_meaning, std::string(i.meaning));
+    put(report, report::error_message, redact(message));
+    put(report, report::error_next_action, std::string(i.next_action));
   }
-  (*report)["next_action"] = i.next_action;
+  put(report, report::next_action, std::string(i.next_action));
   // --device-index all: a verdict set afterwards (e.g. OUTPUT_WRITE_FAILED) is no GPU's own.
-  if (report->contains("device_index")) (*report)["device_index"] = nullptr;
+  if (report->contains(json::json_pointer(report::device_index.info.pointer))) put(report, report::device_index, std::nullopt);
 }
 
 json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
   json report = skeleton(run);
   for (const auto& ev : run.events)
     if (const auto* fact = std::get_if<events::Fact>(&ev)) apply_fact(&report, *fact);
-  report["layers"] = layers_section(layers, run.events);
+  report::put(&report, report::layers, layers_section(layers, run.events));
   int foreign_markers = 0;
-  report["markers"] = markers_section(run, &foreign_markers);
+  report::put(&report, report::markers, markers_section(run, &foreign_markers));
   const Decision d = decide(decision_input(run, report));
   set_verdict(&report, d.code, d.stage, d.message);
   if (d.worker_message) attach_hint(&report, d.code, d.message, run);
-  if (d.after_failure)
-    report["after_failure"] = {{"event", d.after_failure->event},
-                               {"code", info(d.after_failure->code).name},
-                               {"stage", d.after_failure->stage.empty() ? json() : json(d.after_failure->stage)},
-                               {"message", redact(d.after_failure->message)}};
-  for (const auto& w : d.warnings) report["warnings"].push_back(w);
+  if (const auto& after = d.after_failure) {
+    report::put(&report, report::after_failure_event, after->event);
+    report::put(&report, report::after_failure_code, std::string(info(after->code).name));
+    report::put(&report, report::after_failure_stage, report::unless_empty(after->stage));
+    report::put(&report, report::after_failure_message, redact(after->message));
+  }
+  json& warnings = report[json::json_pointer(report::warnings.info.pointer)];
+  for (const auto& w : d.warnings) warnings.push_back(w);
   for (const auto& ev : run.events)
-    if (const auto* w = std::get_if<events::Warning>(&ev)) report["warnings"].push_back(redact(w->text));
-  if (foreign_markers)
-    report["warnings"].push_back(fmt::format("{} marker(s) without this run's id were ignored", foreign_markers));
-  if (run.malformed_events)
-    report["warnings"].push_back(fmt::format("{} unreadable event line(s) from the worker", run.malformed_events));
+    if (const auto* w = std::get_if<events::Warning>(&ev)) warnings.push_back(redact(w->text));
+  if (foreign_markers) warnings.push_back(fmt::format("{} marker(s) without this run's id were ignored", foreign_markers));
+  if (run.malformed_events) warnings.push_back(fmt::format("{} unreadable event line(s) from the worker", run.malformed_events));
   if (!run.options.fault.empty())
-    report["warnings"].push_back(fmt::format("test-only fault injection '{}' was active: this is not a diagnosis", run.options.fault));
+    warnings.push_back(fmt::format("test-only fault injection '{}' was active: this is not a diagnosis", run.options.fault));
   return report;
 }
 

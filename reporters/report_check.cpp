@@ -1,10 +1,12 @@
 #include "report_check.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <regex>
 
 #include <fmt/format.h>
 
+#include "contract/report_parts.h"
 #include "verdict/codes.h"
 
 namespace kd {
@@ -22,30 +24,36 @@ std::string type_of(const json& v) {
   return "an object";
 }
 
-// The checks of one object, collecting the first problem with its dotted path.
+// The checks of one object against the report's rows, collecting the first problem with its dotted path.
 class Checker {
  public:
   Checker(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
 
-  // key must be present with one of the kinds in `kinds` ("string", "null", "object", ...).
-  const json* need(const char* key, std::initializer_list<const char*> kinds) {
+  // The row's field must be present, of the row's kind (or null where the row allows it).
+  template <class T>
+  const json* need(const report::Field<T>& row) {
     if (problem) return nullptr;
-    const auto it = j_.find(key);
-    if (it == j_.end()) return fail(fmt::format("'{}' is missing", name(key)));
-    for (const char* k : kinds)
-      if (is(*it, k)) return &*it;
-    return fail(fmt::format("'{}' must be {}, not {}", name(key), fmt::join(kinds, " or "), type_of(*it)));
+    const std::string pointer = row.info.pointer;
+    const json* v = &j_;
+    for (size_t start = 1; start <= pointer.size(); ) {
+      size_t end = pointer.find('/', start);
+      if (end == std::string::npos) end = pointer.size();
+      const auto it = v->is_object() ? v->find(pointer.substr(start, end - start)) : v->end();
+      if (!v->is_object() || it == v->end()) return fail(fmt::format("'{}' is missing", name(pointer)));
+      v = &*it;
+      start = end + 1;
+    }
+    if (report::fits(row.info, *v)) return v;
+    return fail(fmt::format("'{}' must be {}{}, not {}", name(pointer), report::json_type(row.info.kind),
+                            row.info.nullable ? " or null" : "", type_of(*v)));
   }
-
-  std::string name(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
 
   std::optional<std::string> problem;
 
  private:
-  static bool is(const json& v, std::string_view kind) {
-    return (kind == "string" && v.is_string()) || (kind == "null" && v.is_null()) ||
-           (kind == "object" && v.is_object()) || (kind == "array" && v.is_array()) ||
-           (kind == "boolean" && v.is_boolean()) || (kind == "integer" && v.is_number_integer());
+  std::string name(std::string pointer) const {  // "/pytorch/version" -> "pytorch.version"
+    std::replace(pointer.begin(), pointer.end(), '/', '.');
+    return path_ + (path_.empty() ? pointer.substr(1) : pointer);
   }
   const json* fail(std::string why) {
     problem = std::move(why);
@@ -58,12 +66,12 @@ class Checker {
 
 std::optional<std::string> verdict_problem(const json& r) {
   Checker c(r, "");
-  const json* version = c.need("schema_version", {"string"});
-  const json* status = c.need("status", {"string"});
-  const json* code = c.need("code", {"string"});
-  const json* exit = c.need("exit_code", {"integer"});
-  c.need("stage", {"string", "null"});
-  const json* run_id = c.need("run_id", {"string"});
+  const json* version = c.need(report::schema_version);
+  const json* status = c.need(report::status);
+  const json* code = c.need(report::code);
+  const json* exit = c.need(report::exit_code);
+  c.need(report::stage);
+  const json* run_id = c.need(report::run_id);
   if (c.problem) return c.problem;
   if (!std::regex_match(version->get<std::string>(), std::regex("1\\.[0-9]+")))
     return fmt::format("schema_version '{}' is not 1.x, the major version this build reads", version->get<std::string>());
@@ -83,38 +91,36 @@ std::optional<std::string> verdict_problem(const json& r) {
   return std::nullopt;
 }
 
+// What the aggregate reads of a report: the sections it names, then the fields it shows.
 std::optional<std::string> facts_problem(const json& r) {
   Checker top(r, "");
-  const json* requested = top.need("requested", {"object"});
-  const json* runtime = top.need("runtime", {"object"});
-  const json* pytorch = top.need("pytorch", {"object"});
-  top.need("device", {"object", "null"});
-  const json* host = top.need("host", {"object", "null"});
-  const json* layers = top.need("layers", {"array"});
-  const json* error = top.need("error", {"object", "null"});
+  const json* requested = top.need(report::requested);
+  top.need(report::section_runtime);
+  top.need(report::section_pytorch);
+  top.need(report::device);
+  const json* host = top.need(report::host);
+  const json* layers = top.need(report::layers);
+  const json* error = top.need(report::error);
   if (top.problem) return top.problem;
-
   Checker req(*requested, "requested");
-  req.need("device", {"string"});
-  Checker rt(*runtime, "runtime");
-  rt.need("suite_version", {"string", "null"});
-  Checker pt(*pytorch, "pytorch");
-  pt.need("loaded", {"boolean"});
-  for (const char* key : {"version", "cuda_compiled", "hip_compiled"}) pt.need(key, {"string", "null"});
-  for (const Checker* c : {&req, &rt, &pt})
-    if (c->problem) return c->problem;
+  if (!req.need(report::requested_device)) return req.problem;
+  top.need(report::runtime_suite_version);
+  top.need(report::pytorch_loaded);
+  top.need(report::pytorch_version);
+  top.need(report::pytorch_cuda_compiled);
+  top.need(report::pytorch_hip_compiled);
+  if (top.problem) return top.problem;
   if (error->is_object()) {
-    Checker err(*error, "error");
-    err.need("message", {"string"});
-    if (err.problem) return err.problem;
+    top.need(report::error_message);
+    if (top.problem) return top.problem;
   }
   if (host->is_object()) {
     Checker h(*host, "host");
-    const json* gpus = h.need("gpus", {"array"});
+    const json* gpus = h.need(report::host_gpus);
     for (size_t i = 0; gpus && i < gpus->size() && !h.problem; ++i) {
       if (!(*gpus)[i].is_object()) return fmt::format("'host.gpus[{}]' must be an object", i);
       Checker g((*gpus)[i], fmt::format("host.gpus[{}]", i));
-      g.need("driver_version", {"string"});
+      g.need(report::host_gpu_driver_version);
       if (g.problem) return g.problem;
     }
     if (h.problem) return h.problem;
@@ -122,8 +128,8 @@ std::optional<std::string> facts_problem(const json& r) {
   for (size_t i = 0; i < layers->size(); ++i) {
     if (!(*layers)[i].is_object()) return fmt::format("'layers[{}]' must be an object", i);
     Checker l((*layers)[i], fmt::format("layers[{}]", i));
-    l.need("id", {"string"});
-    l.need("status", {"string"});
+    l.need(report::layer_id);
+    l.need(report::layer_status);
     if (l.problem) return l.problem;
   }
   return std::nullopt;

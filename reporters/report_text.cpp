@@ -5,7 +5,6 @@
 namespace kd::text {
 
 using nlohmann::json;
-using json_read::field;
 
 namespace {
 std::string or_unknown(const std::optional<std::string>& v) { return v.value_or("?"); }
@@ -24,8 +23,9 @@ std::string libtorch(const json& r) {
 std::string device(const json& r) {
   const json& d = report::read(r, report::device);
   if (!d.is_object()) return "";
-  return fmt::format("{} (compute capability {}, {:.1f} GiB)", str(d, "name"), str(d, "capability"),
-                     field(d, "total_memory_bytes").is_number() ? field(d, "total_memory_bytes").get<double>() / (1024.0 * 1024 * 1024) : 0.0);
+  return fmt::format("{} (compute capability {}, {:.1f} GiB)", report::read(d, report::device_name).value_or("?"),
+                     report::read(d, report::device_capability).value_or("?"),
+                     static_cast<double>(report::read(d, report::device_total_memory_bytes).value_or(0)) / (1024.0 * 1024 * 1024));
 }
 
 std::string verified(const json& r) {
@@ -38,14 +38,16 @@ std::string verified(const json& r) {
 std::string suite_version(const json& r) { return or_unknown(report::read(r, report::runtime_suite_version)); }
 
 std::string target(const json& req) {
-  if (str(req, "device") == "cpu") return "cpu";
-  if (field(req, "device_list").is_array()) {
-    std::vector<int> list;
-    for (const auto& i : field(req, "device_list"))
-      if (i.is_number_integer()) list.push_back(i.get<int>());
-    return fmt::format("GPUs {}", fmt::join(list, ", "));
+  if (report::read(req, report::requested_device) == "cpu") return "cpu";
+  if (const json& list = report::read(req, report::requested_device_list); list.is_array()) {
+    std::vector<int> gpus;
+    for (const auto& i : list)
+      if (i.is_number_integer()) gpus.push_back(i.get<int>());
+    return fmt::format("GPUs {}", fmt::join(gpus, ", "));
   }
-  return field(req, "all_devices") == true ? "every visible GPU" : fmt::format("cuda:{}", field(req, "device_index").dump());
+  return report::read(req, report::requested_all_devices) == true
+             ? "every visible GPU"
+             : fmt::format("cuda:{}", report::json_at(req, report::requested_device_index).dump());
 }
 
 LayerCounts count_layer(const json& l) {

@@ -5,15 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "contract/report_fields.h"
-#include "verdict/json_read.h"
+#include "contract/report_parts.h"
 
 namespace kd::text {
-
-// j[key] when it is a string, else fallback: "?" is how both show a fact the report does not have.
-inline std::string str(const nlohmann::json& j, const char* key, const char* fallback = "?") {
-  return json_read::text(j, key, fallback);
-}
 
 // These read a whole report's fields (contract/report_fields.h).
 // "2.11.0 (CUDA 13.0 build, found via python)", or "not loaded".

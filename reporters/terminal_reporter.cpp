@@ -6,73 +6,80 @@
 #include <fmt/color.h>
 #include <fmt/format.h>
 
-#include "contract/report_fields.h"
+#include "contract/report_parts.h"
 #include "report_text.h"
-#include "verdict/json_read.h"
 #include "verdict/memory_checks.h"
 
 namespace kd {
 namespace {
 
 using nlohmann::json;
-using json_read::field;
-using text::str;
 
 std::string paint(bool colour, fmt::terminal_color c, const std::string& text) {
   return colour ? fmt::format(fmt::fg(c) | fmt::emphasis::bold, "{}", text) : text;
 }
 
-std::string host_line(const json& h) {
-  const std::string status = str(h, "status");
-  if (status != "ok") {
-    const std::string why = field(h, "message").is_string() ? ": " + field(h, "message").get<std::string>() : "";
-    return fmt::format("Host (nvidia-smi): {}{}\n", status == "absent" ? "not installed" : status, why);
-  }
-  const size_t n = field(h, "gpus").size();
-  std::string out = fmt::format("Host (nvidia-smi): {} GPU{}", n, n == 1 ? "" : "s");
-  for (const auto& g : field(h, "gpus"))
-    out += fmt::format(", driver {} with {} MiB", str(g, "driver_version"), field(g, "memory_total_mib").dump());
-  return out + "\n";
+using report::json_at;
+using report::read;
+
+// A part as text, "?" when this driver does not report it.
+template <class T>
+std::string fact(const json& object, const report::Field<T>& row) {
+  const json& v = json_at(object, row);
+  return v.is_null() ? "?" : v.is_string() ? v.get<std::string>() : v.dump();
 }
 
-// A fact as text, "?" when this driver does not report it.
-std::string fact(const json& g, const char* key) {
-  const json& v = field(g, key);
-  return v.is_null() ? "?" : v.is_string() ? v.get<std::string>() : v.dump();
+std::string host_line(const json& h) {
+  const std::string status = read(h, report::host_status).value_or("?");
+  if (status != "ok") {
+    const auto message = read(h, report::host_message);
+    return fmt::format("Host (nvidia-smi): {}{}\n", status == "absent" ? "not installed" : status, message ? ": " + *message : "");
+  }
+  const json& gpus = read(h, report::host_gpus);
+  std::string out = fmt::format("Host (nvidia-smi): {} GPU{}", gpus.size(), gpus.size() == 1 ? "" : "s");
+  for (const auto& g : gpus)
+    out += fmt::format(", driver {} with {} MiB", fact(g, report::host_gpu_driver_version),
+                       json_at(g, report::host_gpu_memory_total_mib).dump());
+  return out + "\n";
 }
 
 // One compact line per GPU: identity, health, then the facts that explain speed.
 std::string nvml_lines(const json& nvml) {
-  const std::string status = str(nvml, "status");
+  const std::string status = read(nvml, report::nvml_status).value_or("?");
   if (status != "ok") {
-    const std::string why = field(nvml, "message").is_string() ? ": " + field(nvml, "message").get<std::string>() : "";
-    return fmt::format("Host (NVML): {}{}\n", status == "absent" ? "not installed" : status, why);
+    const auto message = read(nvml, report::nvml_message);
+    return fmt::format("Host (NVML): {}{}\n", status == "absent" ? "not installed" : status, message ? ": " + *message : "");
   }
-  std::string out = fmt::format("Host (NVML): driver {}, CUDA {}\n", fact(nvml, "driver_version"),
-                                fact(nvml, "cuda_driver_version"));
-  for (const auto& g : field(nvml, "gpus")) {
-    const bool sick = !field(g, "problems").empty();
-    std::string reasons = "?";
-    if (field(g, "clock_event_reasons").is_array())
-      reasons = field(g, "clock_event_reasons").empty() ? "none" : fmt::format("{}", fmt::join(field(g, "clock_event_reasons"), ","));
+  std::string out = fmt::format("Host (NVML): driver {}, CUDA {}\n", fact(nvml, report::nvml_driver_version),
+                                fact(nvml, report::nvml_cuda_driver_version));
+  for (const auto& g : read(nvml, report::nvml_gpus)) {
+    const std::vector<std::string> problems = read(g, report::nvml_gpu_problems).value_or(std::vector<std::string>{});
+    const auto events = read(g, report::nvml_gpu_clock_event_reasons);
+    const std::string reasons = !events ? "?" : events->empty() ? "none" : fmt::format("{}", fmt::join(*events, ","));
     out += fmt::format("  GPU {} {} {}: {}; ECC {} uncorr {}; PCIe gen{} x{} (max gen{} x{}); SM {}/{} MHz; events {}; {} C; "
                        "{}/{} W\n",
-                       fact(g, "index"), fact(g, "name"), fact(g, "pci_bus_id"), sick ? "UNHEALTHY" : "healthy",
-                       fact(g, "ecc_mode"), fact(g, "ecc_volatile_uncorrected"), fact(g, "pcie_gen"), fact(g, "pcie_width"),
-                       fact(g, "pcie_gen_max"), fact(g, "pcie_width_max"), fact(g, "sm_clock_mhz"),
-                       fact(g, "sm_clock_max_mhz"), reasons, fact(g, "temperature_c"), fact(g, "power_draw_w"),
-                       fact(g, "power_limit_w"));
-    for (const auto& p : field(g, "problems")) out += "    problem: " + p.get<std::string>() + "\n";
-    for (const auto& w : field(g, "warnings")) out += "    warning: " + w.get<std::string>() + "\n";
+                       fact(g, report::nvml_gpu_index), fact(g, report::nvml_gpu_name), fact(g, report::nvml_gpu_pci_bus_id),
+                       problems.empty() ? "healthy" : "UNHEALTHY", fact(g, report::nvml_gpu_ecc_mode),
+                       fact(g, report::nvml_gpu_ecc_volatile_uncorrected), fact(g, report::nvml_gpu_pcie_gen),
+                       fact(g, report::nvml_gpu_pcie_width), fact(g, report::nvml_gpu_pcie_gen_max),
+                       fact(g, report::nvml_gpu_pcie_width_max), fact(g, report::nvml_gpu_sm_clock_mhz),
+                       fact(g, report::nvml_gpu_sm_clock_max_mhz), reasons, fact(g, report::nvml_gpu_temperature_c),
+                       fact(g, report::nvml_gpu_power_draw_w), fact(g, report::nvml_gpu_power_limit_w));
+    for (const auto& p : problems) out += "    problem: " + p + "\n";
+    for (const auto& w : read(g, report::nvml_gpu_warnings).value_or(std::vector<std::string>{}))
+      out += "    warning: " + w + "\n";
   }
   return out;
 }
 
 std::string python_line(const json& p, const std::string& path) {
   const std::string who = path.empty() ? "Python" : fmt::format("Python ({})", path);
-  if (str(p, "import") != "ok") return fmt::format("{} {}: import torch {}\n", who, str(p, "version"), str(p, "import"));
-  const std::string cuda = field(p, "cuda").is_string() ? "CUDA " + field(p, "cuda").get<std::string>() : "no CUDA";
-  return fmt::format("{} {}: torch {} ({})\n", who, str(p, "version"), str(p, "torch_version"), cuda);
+  const std::string version = read(p, report::python_version).value_or("?");
+  const std::string import = read(p, report::python_import).value_or("?");
+  if (import != "ok") return fmt::format("{} {}: import torch {}\n", who, version, import);
+  const auto cuda = read(p, report::python_cuda);
+  return fmt::format("{} {}: torch {} ({})\n", who, version, read(p, report::python_torch_version).value_or("?"),
+                     cuda ? "CUDA " + *cuda : "no CUDA");
 }
 
 std::string number(const json& v, const char* format = "{:.3g}") {
@@ -82,22 +89,23 @@ std::string number(const json& v, const char* format = "{:.3g}") {
 // L6: the compute segment (cold apart from warm) and one line per device ceiling.
 std::string timing_lines(const json& r) {
   std::string out;
-  const json& seg = report::read(r, report::timing_segments);
-  if (seg.is_object()) {
-    const json& warm = field(seg, "warm");
+  const json& seg = read(r, report::timing_segments);
+  if (seg.is_object())
     out += fmt::format("Timing: compute cold {} ms, warm median {} ms (p95 {}, n {}); load {} ms, apart\n",
-                       number(field(field(seg, "cold"), "compute_ms")), number(field(field(warm, "compute_ms"), "median")),
-                       number(field(field(warm, "compute_ms"), "p95")), field(warm, "n").dump(), number(field(seg, "load_ms")));
-  }
-  const json& ceilings = report::read(r, report::timing_ceilings);
+                       number(json_at(seg, report::segments_cold_compute_ms)),
+                       number(json_at(seg, report::segments_warm_compute_median_ms)),
+                       number(json_at(seg, report::segments_warm_compute_p95_ms)), json_at(seg, report::segments_warm_n).dump(),
+                       number(json_at(seg, report::segments_load_ms)));
+  const json& ceilings = read(r, report::timing_ceilings);
   if (!ceilings.is_object() || ceilings.empty()) return out;
-  const std::string ref = report::read(r, report::timing_reference_device).value_or("unknown device");
+  const std::string ref = read(r, report::timing_reference_device).value_or("unknown device");
   out += fmt::format("  {:<12} {:>10} {:>10} {:>9} {:>6}   (reference: {})\n", "ceiling", "measured", "reference",
                      "fraction", "floor", ref);
   for (const auto& [key, c] : ceilings.items())
-    out += fmt::format("  {:<12} {:>10} {:>10} {:>9} {:>6}   {}\n", key, number(field(c, "measured"), "{:.4g}"),
-                       number(field(c, "reference"), "{:.4g}"), number(field(c, "fraction"), "{:.2f}"),
-                       number(field(c, "floor"), "{:.2f}"), str(c, "unit"));
+    out += fmt::format("  {:<12} {:>10} {:>10} {:>9} {:>6}   {}\n", key, number(json_at(c, report::ceiling_measured), "{:.4g}"),
+                       number(json_at(c, report::ceiling_reference), "{:.4g}"),
+                       number(json_at(c, report::ceiling_fraction), "{:.2f}"), number(json_at(c, report::ceiling_floor), "{:.2f}"),
+                       read(c, report::ceiling_unit).value_or("?"));
   return out;
 }
 
@@ -106,26 +114,28 @@ std::string bytes(const json& v) { return v.is_number() ? memory::bytes_text(v.g
 // L5: the allocator's counters at each named step, the growth per iteration, what emptyCache returned.
 std::string memory_lines(const json& r, const std::string& device) {
   std::string out;
-  const json& steps = report::read(r, report::memory_steps);
-  const json& it = report::read(r, report::memory_iterations);
+  const json& steps = read(r, report::memory_steps);
+  const std::string n = json_at(read(r, report::memory_iterations), report::iterations_n).dump();
   if (!steps.is_array()) {
-    out += fmt::format("Memory ({}): the workload ran {} iterations; no allocator counters on this device\n", device,
-                       field(it, "n").dump());
+    out += fmt::format("Memory ({}): the workload ran {} iterations; no allocator counters on this device\n", device, n);
     return out;
   }
   out += fmt::format("Memory ({}): {:<20} {:>11} {:>11} {:>11}\n", device, "step", "allocated", "reserved", "peak");
   const std::string pad(fmt::format("Memory ({}): ", device).size(), ' ');
   for (const auto& s : steps)
-    out += fmt::format("{}{:<20} {:>11} {:>11} {:>11}\n", pad, str(s, "name"), bytes(field(s, "allocated_bytes")),
-                       bytes(field(s, "reserved_bytes")), bytes(field(s, "peak_allocated_bytes")));
-  if (const auto growth = report::read(r, report::memory_growth_per_iteration_bytes))
-    out += fmt::format("  growth {} per iteration over {} iterations (tolerance {})\n", bytes(*growth), field(it, "n").dump(),
-                       bytes(report::to_value(report::read(r, report::memory_growth_tolerance_bytes))));
-  const json& ec = report::read(r, report::memory_empty_cache);
+    out += fmt::format("{}{:<20} {:>11} {:>11} {:>11}\n", pad, read(s, report::step_name).value_or("?"),
+                       bytes(json_at(s, report::step_allocated_bytes)), bytes(json_at(s, report::step_reserved_bytes)),
+                       bytes(json_at(s, report::step_peak_allocated_bytes)));
+  if (const auto growth = read(r, report::memory_growth_per_iteration_bytes))
+    out += fmt::format("  growth {} per iteration over {} iterations (tolerance {})\n", bytes(*growth), n,
+                       bytes(json_at(r, report::memory_growth_tolerance_bytes)));
+  const json& ec = read(r, report::memory_empty_cache);
   if (ec.is_object())
-    out += fmt::format("  emptyCache returned {} of {} cached; allocated {} before, {} after\n", bytes(field(ec, "returned_bytes")),
-                       bytes(field(ec, "cached_before_bytes")), bytes(field(ec, "allocated_before_bytes")),
-                       bytes(field(ec, "allocated_after_bytes")));
+    out += fmt::format("  emptyCache returned {} of {} cached; allocated {} before, {} after\n",
+                       bytes(json_at(ec, report::empty_cache_returned_bytes)),
+                       bytes(json_at(ec, report::empty_cache_cached_before_bytes)),
+                       bytes(json_at(ec, report::empty_cache_allocated_before_bytes)),
+                       bytes(json_at(ec, report::empty_cache_allocated_after_bytes)));
   return out;
 }
 
@@ -150,13 +160,14 @@ std::string device_lines(const json& devices, bool colour) {
 // L7: the copy bandwidth of every ordered pair as a matrix (row: from, column: to), then the all-reduce.
 std::string peer_lines(const json& r) {
   std::string out;
-  const json& bw = report::read(r, report::peer_bandwidth);
-  const json& access = report::read(r, report::peer_access);
-  const json& matrix = field(bw, "matrix").is_array() ? field(bw, "matrix") : access;
+  const json& bw = read(r, report::peer_bandwidth);
+  const json& access = read(r, report::peer_access);
+  const json& measured = read(bw, report::bandwidth_matrix);
+  const json& matrix = measured.is_array() ? measured : access;
   if (matrix.is_array() && !matrix.empty()) {
     out += fmt::format("Peer copies ({}; * no peer access: through host memory):\n  {:>8}",
-                       field(bw, "matrix").is_array() ? "GB/s, median, row to column" : "verified, row to column", "from\\to");
-    const json& gpus = report::read(r, report::peer_devices);  // a --device-index list's GPUs; else 0, 1, ...
+                       measured.is_array() ? "GB/s, median, row to column" : "verified, row to column", "from\\to");
+    const json& gpus = read(r, report::peer_devices);  // a --device-index list's GPUs; else 0, 1, ...
     auto gpu = [&](size_t i) { return gpus.is_array() && i < gpus.size() ? gpus[i].dump() : std::to_string(i); };
     for (size_t j = 0; j < matrix.size(); ++j) out += fmt::format(" {:>9}", gpu(j));
     out += "\n";
@@ -171,72 +182,83 @@ std::string peer_lines(const json& r) {
       out += "\n";
     }
   }
-  const json& ar = report::read(r, report::peer_all_reduce);
+  const json& ar = read(r, report::peer_all_reduce);
   if (ar.is_object()) {
-    out += str(ar, "status") == "not_supported"
-               ? fmt::format("All-reduce: not supported: {}\n", str(ar, "message"))
-               : fmt::format("All-reduce (NCCL, {} GPUs): {}, {} ms\n", field(ar, "ranks").dump(), str(ar, "status"),
-                             number(field(ar, "ms")));
+    const std::string status = read(ar, report::all_reduce_status).value_or("?");
+    out += status == "not_supported"
+               ? fmt::format("All-reduce: not supported: {}\n", read(ar, report::all_reduce_message).value_or("?"))
+               : fmt::format("All-reduce (NCCL, {} GPUs): {}, {} ms\n", json_at(ar, report::all_reduce_ranks).dump(), status,
+                             number(json_at(ar, report::all_reduce_ms)));
   }
   return out;
 }
 
 std::string gib(const json& v) { return v.is_number() ? fmt::format("{:.2f}", v.get<double>() / (1024.0 * 1024 * 1024)) : "-"; }
 
+std::string result_of(const json& point) { return read(point, report::point_result).value_or("?"); }
+
+// The point's memory: the allocator's measured peak on a GPU, the workload's estimate on the CPU.
+std::string point_gib(const json& point, bool gpu) {
+  return gib(gpu ? json_at(point, report::point_peak_allocated_bytes) : json_at(point, report::point_estimated_bytes));
+}
+
 // The concurrency axis: throughput and latency per N, then the knee; the processes axis: time and
 // memory per N (the largest process), then the limit (the first process out of memory, by phase).
 std::string range_axis_lines(const json& range, const std::vector<json>& points, bool gpu) {
-  const bool conc = str(range, "axis") == "concurrency";
+  const bool conc = read(range, report::range_axis) == "concurrency";
   std::string out;
   if (conc) {
     out += fmt::format("  {:>11} {:<16} {:>12} {:>9} {:>9} {:>10}\n", "executions", "result", "per s", "p50 ms", "p95 ms",
                        gpu ? "peak GiB" : "est. GiB");
     for (const auto& p : points)
-      out += fmt::format("  {:>11} {:<16} {:>12} {:>9} {:>9} {:>10}\n", field(p, "value").dump(), str(p, "result"),
-                         number(field(p, "throughput_per_s"), "{:.4g}"), number(field(p, "p50_ms"), "{:.4g}"),
-                         number(field(p, "p95_ms"), "{:.4g}"), gib(field(p, gpu ? "peak_allocated_bytes" : "estimated_bytes")));
-    const json &knee = field(range, "knee"), &gain = field(range, "knee_min_gain");
-    out += knee.is_number() ? fmt::format("  knee: {} executions (the next doubling gained under {:.0f}%)\n", knee.dump(),
-                                          gain.is_number() ? gain.get<double>() * 100 : 0.0)
-                            : "  knee: not reached (throughput still grew at every doubling)\n";
+      out += fmt::format("  {:>11} {:<16} {:>12} {:>9} {:>9} {:>10}\n", json_at(p, report::point_value).dump(), result_of(p),
+                         number(json_at(p, report::point_throughput_per_s), "{:.4g}"),
+                         number(json_at(p, report::point_p50_ms), "{:.4g}"), number(json_at(p, report::point_p95_ms), "{:.4g}"),
+                         point_gib(p, gpu));
+    const auto knee = read(range, report::range_knee);
+    out += knee ? fmt::format("  knee: {} executions (the next doubling gained under {:.0f}%)\n", *knee,
+                              read(range, report::range_knee_min_gain).value_or(0.0) * 100)
+                : "  knee: not reached (throughput still grew at every doubling)\n";
     return out;
   }
   out += fmt::format("  {:>10} {:<16} {:>10} {:>10} {:>12}{}\n", "processes", "result", "seconds", "warm ms", "RSS GiB",
                      gpu ? fmt::format(" {:>12}", "device GiB") : "");
   for (const auto& p : points)
-    out += fmt::format("  {:>10} {:<16} {:>10} {:>10} {:>12}{}\n", field(p, "value").dump(), str(p, "result"),
-                       number(field(p, "seconds"), "{:.3g}"), number(field(p, "warm_median_ms"), "{:.4g}"),
-                       gib(field(p, "rss_peak_bytes")), gpu ? fmt::format(" {:>12}", gib(field(p, "peak_allocated_bytes"))) : "");
-  const json& limit = field(range, "limit");
+    out += fmt::format("  {:>10} {:<16} {:>10} {:>10} {:>12}{}\n", json_at(p, report::point_value).dump(), result_of(p),
+                       number(json_at(p, report::point_seconds), "{:.3g}"), number(json_at(p, report::point_warm_median_ms), "{:.4g}"),
+                       gib(json_at(p, report::point_rss_peak_bytes)), gpu ? fmt::format(" {:>12}", point_gib(p, true)) : "");
+  const json& limit = read(range, report::range_limit);
   out += limit.is_object() ? fmt::format("  limit: at {} processes, process {} ran out of memory first, in phase {}\n",
-                                         field(limit, "processes").dump(), field(limit, "process").dump(), str(limit, "phase"))
+                                         json_at(limit, report::limit_processes).dump(),
+                                         json_at(limit, report::limit_process).dump(), read(limit, report::limit_phase).value_or("?"))
                            : "  limit: no process ran out of memory\n";
   return out;
 }
 
 // L5: the operating range, one line per point in the order of the axis, then its result.
 std::string range_lines(const json& range) {
-  const std::string axis = str(range, "axis");
+  const std::string axis = read(range, report::range_axis).value_or("?");
   std::string out = fmt::format("Operating range ({}; {}): largest pass {}, first failure {} ({}), {} s\n", axis,
-                                str(range, "workload"), field(range, "largest_pass").dump(), field(range, "first_fail").dump(),
-                                str(range, "stop_reason"), number(field(range, "seconds"), "{:.1f}"));
-  std::vector<json> points;
-  if (field(range, "points").is_array()) points.assign(field(range, "points").begin(), field(range, "points").end());
-  const auto value = [](const json& p) { return field(p, "value").is_number() ? field(p, "value").get<double>() : 0.0; };
+                                read(range, report::range_workload).value_or("?"),
+                                json_at(range, report::range_largest_pass).dump(), json_at(range, report::range_first_fail).dump(),
+                                read(range, report::range_stop_reason).value_or("?"),
+                                number(json_at(range, report::range_seconds), "{:.1f}"));
+  const json& all = read(range, report::range_points);
+  std::vector<json> points(all.begin(), all.end());
+  const auto value = [](const json& p) { return read(p, report::point_value).value_or(0); };
   std::stable_sort(points.begin(), points.end(), [&](const json& a, const json& b) { return value(a) < value(b); });
   // On a GPU the allocator's measured peak and reserve; on the CPU only the workload's estimate.
-  const bool gpu = str(range, "memory_limit") == "allocator";
-  if (!gpu && field(range, "host_memory_share").is_number())  // a shared node keeps the rest (docs/limits.md)
+  const bool gpu = read(range, report::range_memory_limit) == "allocator";
+  if (const auto share = read(range, report::range_host_memory_share); !gpu && share)  // a shared node keeps the rest (docs/limits.md)
     out += fmt::format("  CPU: points estimated over {:g} % of the host's available memory ({} GiB) are not run\n",
-                       field(range, "host_memory_share").get<double>() * 100, gib(field(range, "memory_cap_bytes")));
+                       *share * 100, gib(json_at(range, report::range_memory_cap_bytes)));
   if (axis == "concurrency" || axis == "processes") return out + range_axis_lines(range, points, gpu);
   out += fmt::format("  {:>10} {:<16} {:>10} {:>10} {:>12}{}\n", axis, "result", "warm ms", "cold ms",
                      gpu ? "peak GiB" : "est. GiB", gpu ? fmt::format(" {:>12}", "reserved GiB") : "");
   for (const auto& p : points)
-    out += fmt::format("  {:>10} {:<16} {:>10} {:>10} {:>12}{}\n", field(p, "value").dump(), str(p, "result"),
-                       number(field(p, "warm_median_ms"), "{:.4g}"), number(field(p, "cold_ms"), "{:.4g}"),
-                       gib(field(p, gpu ? "peak_allocated_bytes" : "estimated_bytes")),
-                       gpu ? fmt::format(" {:>12}", gib(field(p, "reserved_bytes"))) : "");
+    out += fmt::format("  {:>10} {:<16} {:>10} {:>10} {:>12}{}\n", json_at(p, report::point_value).dump(), result_of(p),
+                       number(json_at(p, report::point_warm_median_ms), "{:.4g}"), number(json_at(p, report::point_cold_ms), "{:.4g}"),
+                       point_gib(p, gpu), gpu ? fmt::format(" {:>12}", gib(json_at(p, report::point_reserved_bytes))) : "");
   return out;
 }
 

@@ -91,11 +91,10 @@ KD_STEP(1, L1_RuntimeImport, LibTorchLoads, "L1.import", "L1.runtime") {
     return Outcome::fail(Code::TorchImportFailed, fmt::format("LibTorch loaded but did not answer: {}", s.message));
   ctx.probe = load.probe;
   events::marker("load_library", "L1.import");
-  auto or_null = [](const char* v) { return report::unless_empty(v); };
   ctx.fact(report::pytorch_loaded, true);
-  ctx.fact(report::pytorch_version, or_null(info.version));
-  ctx.fact(report::pytorch_cuda_compiled, or_null(info.cuda_compiled));
-  ctx.fact(report::pytorch_hip_compiled, or_null(info.hip_compiled));
+  ctx.fact(report::pytorch_version, report::unless_empty(info.version));
+  ctx.fact(report::pytorch_cuda_compiled, report::unless_empty(info.cuda_compiled));
+  ctx.fact(report::pytorch_hip_compiled, report::unless_empty(info.hip_compiled));
   ctx.fact(report::pytorch_backend, info.backend);
   ctx.fact(report::pytorch_source, info.source);
   // L4, L7 and L8 use the probe's heavy part, a library of its own: one missing or refused is this step's

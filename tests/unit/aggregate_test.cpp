@@ -115,6 +115,21 @@ TEST(Aggregate, CountsCodesFailingMachinesAndVersions) {
   EXPECT_EQ(a["machines"].size(), 3u);
 }
 
+TEST(Aggregate, TheDocumentReadsBackAsTheSameType) {  // what the renderers read is what was written
+  json rank1 = failing("00000000000000d2");
+  rank1["collective"] = {{"rank", 1}, {"world_size", 3}};
+  json rank0 = passing("00000000000000d1");
+  rank0["collective"] = {{"rank", 0}, {"world_size", 3}};
+  json injected = passing("00000000000000d3");
+  injected["requested"]["fault_injection"] = "wrong-product";
+  const json a = aggregate_reports({source("r0.json", rank0), source("r1.json", rank1), source("i.json", injected),
+                                    {"gone.json", Problem::Missing, "no such file", json()}});
+  ASSERT_TRUE(a["job"].is_object());
+  EXPECT_EQ(a["job"]["unreported_ranks"], json({2}));
+  EXPECT_EQ(fleet::to_json(fleet::from_json(a)), a);
+  EXPECT_EQ(fleet::to_json(fleet::from_json(aggregate_reports({}))), aggregate_reports({}));
+}
+
 TEST(Aggregate, LayerComesFromTheStageThenFromTheLayerMarkedFailed) {
   json r = failing("00000000000000c4");
   r["code"] = "GPU_UNAVAILABLE";

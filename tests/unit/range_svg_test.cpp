@@ -92,7 +92,7 @@ TEST(RangeSvg, NothingWithoutAPointThatRan) {
 }
 
 TEST(RangeSvg, AMalformedRangeReadsAsAbsentNeverThrows) {  // a broken worker's facts
-  const json odd = {{"points", {1, "x", json::array(), {{"ran", true}, {"value", 1e300}, {"warm_median_ms", "fast"}}}},
+  const json odd = {{"points", {1, "x", json::array(), {{"ran", true}, {"value", int64_t{1} << 62}, {"warm_median_ms", "fast"}}}},
                     {"workload", 5}, {"axis", json::array()}, {"first_fail", -3}, {"memory_cap_bytes", "big"}};
   std::string svg;
   EXPECT_NO_THROW(svg = range_svg(odd));

@@ -2,6 +2,7 @@
 // property, of a kind the schema allows there, null only where the schema allows it; and the fixed sections have
 // no property the list lacks. Then how a fact is matched to a field and how a field is read back.
 #include "contract/report_fields.h"
+#include "contract/report_parts.h"
 
 #include <fstream>
 #include <set>
@@ -55,63 +56,59 @@ std::set<std::string> types(const json& node) {
   return out;
 }
 
-// The schema node at a pointer ("*": any entry of a list), or nullptr.
-const json* node_at(const std::string& pointer) {
-  const json* node = &schema();
-  for (size_t start = 1; start <= pointer.size();) {
+// The schema nodes at a pointer ("*": any entry of a list, or each entry of an object of entries); none when the
+// schema has no such property.
+std::vector<const json*> nodes_at(const std::string& pointer) {
+  std::vector<const json*> nodes = {&schema()};
+  for (size_t start = 1; start <= pointer.size() && !nodes.empty();) {
     size_t end = pointer.find('/', start);
     if (end == std::string::npos) end = pointer.size();
     const std::string key = pointer.substr(start, end - start);
-    const json* next = nullptr;
-    for (const json* n : alternatives(*node)) {
-      if (key == "*" && n->contains("items")) next = &(*n)["items"];
-      if (n->contains("properties") && (*n)["properties"].contains(key)) next = &(*n)["properties"][key];
-    }
-    if (!next) return nullptr;
-    node = next;
+    std::vector<const json*> next;
+    for (const json* node : nodes)
+      for (const json* n : alternatives(*node)) {
+        if (key == "*" && n->contains("items")) next.push_back(&(*n)["items"]);
+        if (key == "*" && n->value("additionalProperties", json()).is_object()) next.push_back(&(*n)["additionalProperties"]);
+        if (key == "*" && !n->contains("items") && n->contains("properties"))
+          for (const auto& entry : (*n)["properties"]) next.push_back(&entry);
+        if (key != "*" && n->contains("properties") && (*n)["properties"].contains(key)) next.push_back(&(*n)["properties"][key]);
+      }
+    nodes = next;
     start = end + 1;
   }
-  return node;
+  return nodes;
 }
 
-const char* json_type(report::Kind kind) {
-  switch (kind) {
-    case report::Kind::string: return "string";
-    case report::Kind::boolean: return "boolean";
-    case report::Kind::integer: return "integer";
-    case report::Kind::number: return "number";
-    case report::Kind::strings:
-    case report::Kind::array: return "array";
-    case report::Kind::object:
-    case report::Kind::flat_object: return "object";
-  }
-  return "?";
+const json* node_at(const std::string& pointer) {
+  const std::vector<const json*> nodes = nodes_at(pointer);
+  return nodes.empty() ? nullptr : nodes.front();
 }
 
 TEST(ReportFields, EachIsInTheSchemaWithItsKind) {
   std::set<std::string> seen;
   std::vector<report::FieldInfo> fields = report::all_fields();
-  fields.insert(fields.end(), report::supervisor_fields().begin(), report::supervisor_fields().end());
+  for (const auto* more : {&report::supervisor_fields(), &report::part_fields()})
+    fields.insert(fields.end(), more->begin(), more->end());
   for (const report::FieldInfo& f : fields) {
     const std::string where = std::string(f.within ? f.within : "") + f.pointer;
     SCOPED_TRACE(where);
     EXPECT_TRUE(seen.insert(where).second) << "listed twice";
-    const json* node = node_at(where);
-    ASSERT_NE(node, nullptr) << "the schema has no such property";
-    if (f.keyed) {  // an object of the step's keys (the schema names them, or gives any key's shape), each an object
-      ASSERT_TRUE(types(*node).count("object"));
-      const json& n = resolve(*node);
-      std::vector<const json*> entries;
-      if (n.value("additionalProperties", json()).is_object()) entries.push_back(&n["additionalProperties"]);
-      if (n.contains("properties"))
-        for (const auto& entry : n["properties"]) entries.push_back(&entry);
-      ASSERT_FALSE(entries.empty()) << "the schema gives the entries no shape";
-      for (const json* e : entries) EXPECT_TRUE(types(*e).count("object"));
-      continue;
+    const std::vector<const json*> nodes = nodes_at(where);
+    ASSERT_FALSE(nodes.empty()) << "the schema has no such property";
+    for (const json* node : nodes) {
+      if (f.keyed) {  // an object of the step's keys (the schema names them, or gives any key's shape), each an object
+        ASSERT_TRUE(types(*node).count("object"));
+        const std::vector<const json*> entries = nodes_at(where + "/*");
+        ASSERT_FALSE(entries.empty()) << "the schema gives the entries no shape";
+        for (const json* e : entries) EXPECT_TRUE(types(*e).count("object"));
+        continue;
+      }
+      const std::set<std::string> allowed = types(*node);
+      EXPECT_TRUE(allowed.count(report::json_type(f.kind))) << "the schema allows none of kind " << report::json_type(f.kind);
+      if (f.nullable) {
+        EXPECT_TRUE(allowed.count("null")) << "the field may be null, the schema says not";
+      }
     }
-    const std::set<std::string> allowed = types(*node);
-    EXPECT_TRUE(allowed.count(json_type(f.kind))) << "the schema allows none of kind " << json_type(f.kind);
-    if (f.nullable) EXPECT_TRUE(allowed.count("null")) << "the field may be null, the schema says not";
   }
 }
 
@@ -119,10 +116,12 @@ TEST(ReportFields, TheFixedSectionsHaveNoPropertyTheListLacks) {
   for (const std::string section : {"runtime", "pytorch", "execution"}) {
     const json* node = node_at("/" + section);
     ASSERT_NE(node, nullptr);
-    for (const json* n : alternatives(*node))
-      if (n->contains("properties"))
-        for (const auto& [key, _] : (*n)["properties"].items())
-          EXPECT_NE(report::find_field("/" + section + "/" + key), nullptr) << section << "." << key;
+    for (const json* n : alternatives(*node)) {
+      if (!n->contains("properties")) continue;
+      for (const auto& [key, _] : (*n)["properties"].items()) {
+        EXPECT_NE(report::find_field("/" + section + "/" + key), nullptr) << section << "." << key;
+      }
+    }
   }
 }
 
@@ -177,6 +176,30 @@ TEST(ReportFields, ReadGivesTheValueOrNothing) {
   EXPECT_EQ(report::read(r, report::timing_ceilings)["copy"]["measured"], 4.3);
   EXPECT_EQ(report::read(json::array(), report::pytorch_version), std::nullopt);
   EXPECT_EQ(report::read(json("text"), report::memory_growth_per_iteration_bytes), std::nullopt);
+}
+
+TEST(ReportFields, APartIsReadFromItsObject) {
+  const json r = {{"timing", {{"ceilings", {{"copy", {{"measured", 4.3}, {"reference", nullptr}, {"unit", "TB/s"}}}}}}},
+                  {"memory", {{"oom", {{"phase", "load"}, {"requested_bytes", -5}, {"allocated_bytes", 1024}}}}},
+                  {"requested", {{"device", "cuda"}, {"device_index", 2}}}};
+  const json& copy = report::read(r, report::timing_ceilings)["copy"];
+  EXPECT_EQ(report::read(copy, report::ceiling_measured), 4.3);
+  EXPECT_EQ(report::read(copy, report::ceiling_reference), std::nullopt);
+  EXPECT_TRUE(report::json_at(copy, report::ceiling_reference).is_null());
+  EXPECT_EQ(report::read(copy, report::ceiling_unit), "TB/s");
+  const json& oom = report::read(r, report::memory_oom);
+  EXPECT_EQ(report::read(oom, report::oom_phase), "load");
+  EXPECT_EQ(report::read(oom, report::oom_requested_bytes), std::nullopt);  // a count is never negative
+  EXPECT_EQ(report::read(oom, report::oom_allocated_bytes), 1024u);
+  EXPECT_EQ(report::read(report::read(r, report::requested), report::requested_device_index), 2);
+  EXPECT_EQ(report::read(r, report::requested_device_index), std::nullopt);  // a part is read from its object
+}
+
+TEST(ReportFields, PutSetsAFieldMakingItsWay) {
+  json r;
+  report::put(&r, report::memory_growth_tolerance_bytes, 8.0);
+  report::put(&r, report::device_index, std::nullopt);
+  EXPECT_EQ(r, json({{"memory", {{"iterations", {{"tolerance_bytes", 8.0}}}}}, {"device_index", nullptr}}));
 }
 
 }  // namespace

@@ -1,0 +1,135 @@
+// The report's sections as a whole (copied whole into a bundle or a merged report), and what lies inside its
+// object fields, each named once, with its type: an NVML GPU entry, an L5 step, a
+// range point, a ceiling, the python object, what was requested. The reporters read these parts through the rows
+// below (read(point, report::point_value)), never by key. tests/unit/report_fields_test.cpp checks each against
+// schema/report.schema.json. within: where the object is ("*": any entry of a list or of an object of entries).
+#pragma once
+#include "report_fields.h"
+
+namespace kd::report {
+
+#define KD_REPORT_PART_FIELDS(X)                                                                                     \
+  X(section_runtime, structured("/runtime", Kind::object))                                                           \
+  X(section_pytorch, structured("/pytorch", Kind::object))                                                           \
+  X(section_execution, structured("/execution", Kind::object))                                                       \
+  X(section_app, structured("/app", Kind::object, true))                                                             \
+  X(section_memory, structured("/memory", Kind::object, true))                                                       \
+  X(section_peer, structured("/peer", Kind::object, true))                                                           \
+  X(section_collective, structured("/collective", Kind::object, true))                                               \
+  X(section_timing, structured("/timing", Kind::object, true))                                                       \
+  X(app_embeddings_input, plain<std::string>("/input", "/app/embeddings"))                                           \
+  X(app_training_input, plain<std::string>("/input", "/app/training"))                                               \
+  X(python_version, nullable<std::string>("/version", "/python"))                                                    \
+  X(python_import, plain<std::string>("/import", "/python"))                                                         \
+  X(python_torch_version, nullable<std::string>("/torch_version", "/python"))                                        \
+  X(python_cuda, nullable<std::string>("/cuda", "/python"))                                                          \
+  X(device_name, plain<std::string>("/name", "/device"))                                                             \
+  X(device_capability, plain<std::string>("/capability", "/device"))                                                 \
+  X(device_total_memory_bytes, plain<uint64_t>("/total_memory_bytes", "/device"))                                    \
+  X(host_status, plain<std::string>("/status", "/host"))                                                             \
+  X(host_message, nullable<std::string>("/message", "/host"))                                                        \
+  X(host_gpus, structured("/gpus", Kind::array, false, "/host"))                                                     \
+  X(host_gpu_driver_version, plain<std::string>("/driver_version", "/host/gpus/*"))                                  \
+  X(host_gpu_memory_total_mib, plain<int64_t>("/memory_total_mib", "/host/gpus/*"))                                  \
+  X(nvml_status, plain<std::string>("/status", "/host/nvml"))                                                        \
+  X(nvml_message, nullable<std::string>("/message", "/host/nvml"))                                                   \
+  X(nvml_driver_version, nullable<std::string>("/driver_version", "/host/nvml"))                                     \
+  X(nvml_cuda_driver_version, nullable<std::string>("/cuda_driver_version", "/host/nvml"))                           \
+  X(nvml_gpus, structured("/gpus", Kind::array, false, "/host/nvml"))                                                \
+  X(nvml_gpu_index, plain<int64_t>("/index", "/host/nvml/gpus/*"))                                                   \
+  X(nvml_gpu_name, nullable<std::string>("/name", "/host/nvml/gpus/*"))                                              \
+  X(nvml_gpu_pci_bus_id, nullable<std::string>("/pci_bus_id", "/host/nvml/gpus/*"))                                  \
+  X(nvml_gpu_ecc_mode, nullable<std::string>("/ecc_mode", "/host/nvml/gpus/*"))                                      \
+  X(nvml_gpu_ecc_volatile_uncorrected, nullable<int64_t>("/ecc_volatile_uncorrected", "/host/nvml/gpus/*"))          \
+  X(nvml_gpu_pcie_gen, nullable<int64_t>("/pcie_gen", "/host/nvml/gpus/*"))                                          \
+  X(nvml_gpu_pcie_gen_max, nullable<int64_t>("/pcie_gen_max", "/host/nvml/gpus/*"))                                  \
+  X(nvml_gpu_pcie_width, nullable<int64_t>("/pcie_width", "/host/nvml/gpus/*"))                                      \
+  X(nvml_gpu_pcie_width_max, nullable<int64_t>("/pcie_width_max", "/host/nvml/gpus/*"))                              \
+  X(nvml_gpu_sm_clock_mhz, nullable<int64_t>("/sm_clock_mhz", "/host/nvml/gpus/*"))                                  \
+  X(nvml_gpu_sm_clock_max_mhz, nullable<int64_t>("/sm_clock_max_mhz", "/host/nvml/gpus/*"))                          \
+  X(nvml_gpu_mem_clock_mhz, nullable<int64_t>("/mem_clock_mhz", "/host/nvml/gpus/*"))                                \
+  X(nvml_gpu_mem_clock_max_mhz, nullable<int64_t>("/mem_clock_max_mhz", "/host/nvml/gpus/*"))                        \
+  X(nvml_gpu_temperature_c, nullable<int64_t>("/temperature_c", "/host/nvml/gpus/*"))                                \
+  X(nvml_gpu_retired_pages_pending, nullable<bool>("/retired_pages_pending", "/host/nvml/gpus/*"))                   \
+  X(nvml_gpu_row_remap_pending, nullable<bool>("/row_remap_pending", "/host/nvml/gpus/*"))                           \
+  X(nvml_gpu_row_remap_failed, nullable<bool>("/row_remap_failed", "/host/nvml/gpus/*"))                             \
+  X(nvml_gpu_clock_event_reasons, nullable<std::vector<std::string>>("/clock_event_reasons", "/host/nvml/gpus/*"))   \
+  X(nvml_gpu_power_draw_w, nullable<double>("/power_draw_w", "/host/nvml/gpus/*"))                                   \
+  X(nvml_gpu_power_limit_w, nullable<double>("/power_limit_w", "/host/nvml/gpus/*"))                                 \
+  X(nvml_gpu_problems, plain<std::vector<std::string>>("/problems", "/host/nvml/gpus/*"))                            \
+  X(nvml_gpu_warnings, plain<std::vector<std::string>>("/warnings", "/host/nvml/gpus/*"))                            \
+  X(segments_load_ms, plain<double>("/load_ms", "/timing/segments"))                                                 \
+  X(segments_cold_compute_ms, plain<double>("/cold/compute_ms", "/timing/segments"))                                 \
+  X(segments_warm_n, plain<int64_t>("/warm/n", "/timing/segments"))                                                  \
+  X(segments_warm_compute_median_ms, plain<double>("/warm/compute_ms/median", "/timing/segments"))                   \
+  X(segments_warm_compute_p95_ms, plain<double>("/warm/compute_ms/p95", "/timing/segments"))                         \
+  X(ceiling_measured, plain<double>("/measured", "/timing/ceilings/*"))                                              \
+  X(ceiling_reference, nullable<double>("/reference", "/timing/ceilings/*"))                                         \
+  X(ceiling_fraction, nullable<double>("/fraction", "/timing/ceilings/*"))                                           \
+  X(ceiling_floor, plain<double>("/floor", "/timing/ceilings/*"))                                                    \
+  X(ceiling_unit, plain<std::string>("/unit", "/timing/ceilings/*"))                                                 \
+  X(iterations_n, plain<int64_t>("/n", "/memory/iterations"))                                                        \
+  X(step_name, plain<std::string>("/name", "/memory/steps/*"))                                                       \
+  X(step_allocated_bytes, plain<uint64_t>("/allocated_bytes", "/memory/steps/*"))                                    \
+  X(step_reserved_bytes, plain<uint64_t>("/reserved_bytes", "/memory/steps/*"))                                      \
+  X(step_peak_allocated_bytes, plain<uint64_t>("/peak_allocated_bytes", "/memory/steps/*"))                          \
+  X(empty_cache_returned_bytes, plain<uint64_t>("/returned_bytes", "/memory/empty_cache"))                           \
+  X(empty_cache_cached_before_bytes, plain<uint64_t>("/cached_before_bytes", "/memory/empty_cache"))                 \
+  X(empty_cache_allocated_before_bytes, plain<uint64_t>("/allocated_before_bytes", "/memory/empty_cache"))           \
+  X(empty_cache_allocated_after_bytes, plain<uint64_t>("/allocated_after_bytes", "/memory/empty_cache"))             \
+  X(oom_phase, plain<std::string>("/phase", "/memory/oom"))                                                          \
+  X(oom_requested_bytes, nullable<uint64_t>("/requested_bytes", "/memory/oom"))                                      \
+  X(oom_device_free_bytes, nullable<uint64_t>("/device_free_bytes", "/memory/oom"))                                  \
+  X(oom_device_total_bytes, nullable<uint64_t>("/device_total_bytes", "/memory/oom"))                                \
+  X(oom_reserved_bytes, nullable<uint64_t>("/reserved_bytes", "/memory/oom"))                                        \
+  X(oom_allocated_bytes, nullable<uint64_t>("/allocated_bytes", "/memory/oom"))                                      \
+  X(oom_fraction, nullable<double>("/fraction", "/memory/oom"))                                                      \
+  X(range_axis, plain<std::string>("/axis", "/memory/range"))                                                        \
+  X(range_workload, plain<std::string>("/workload", "/memory/range"))                                                \
+  X(range_memory_limit, plain<std::string>("/memory_limit", "/memory/range"))                                        \
+  X(range_memory_cap_bytes, nullable<uint64_t>("/memory_cap_bytes", "/memory/range"))                                \
+  X(range_host_memory_share, nullable<double>("/host_memory_share", "/memory/range"))                                \
+  X(range_points, structured("/points", Kind::array, false, "/memory/range"))                                        \
+  X(range_largest_pass, nullable<int64_t>("/largest_pass", "/memory/range"))                                         \
+  X(range_first_fail, nullable<int64_t>("/first_fail", "/memory/range"))                                             \
+  X(range_stop_reason, plain<std::string>("/stop_reason", "/memory/range"))                                          \
+  X(range_seconds, plain<double>("/seconds", "/memory/range"))                                                       \
+  X(range_knee, nullable<int64_t>("/knee", "/memory/range"))                                                         \
+  X(range_knee_min_gain, plain<double>("/knee_min_gain", "/memory/range"))                                           \
+  X(range_limit, structured("/limit", Kind::object, true, "/memory/range"))                                          \
+  X(limit_processes, plain<int64_t>("/processes", "/memory/range/limit"))                                            \
+  X(limit_process, plain<int64_t>("/process", "/memory/range/limit"))                                                \
+  X(limit_phase, plain<std::string>("/phase", "/memory/range/limit"))                                                \
+  X(point_value, plain<int64_t>("/value", "/memory/range/points/*"))                                                 \
+  X(point_result, plain<std::string>("/result", "/memory/range/points/*"))                                           \
+  X(point_ran, plain<bool>("/ran", "/memory/range/points/*"))                                                        \
+  X(point_seconds, plain<double>("/seconds", "/memory/range/points/*"))                                              \
+  X(point_warm_median_ms, nullable<double>("/warm_median_ms", "/memory/range/points/*"))                             \
+  X(point_cold_ms, nullable<double>("/cold_ms", "/memory/range/points/*"))                                           \
+  X(point_throughput_per_s, nullable<double>("/throughput_per_s", "/memory/range/points/*"))                         \
+  X(point_p50_ms, nullable<double>("/p50_ms", "/memory/range/points/*"))                                             \
+  X(point_p95_ms, nullable<double>("/p95_ms", "/memory/range/points/*"))                                             \
+  X(point_peak_allocated_bytes, nullable<uint64_t>("/peak_allocated_bytes", "/memory/range/points/*"))               \
+  X(point_reserved_bytes, nullable<uint64_t>("/reserved_bytes", "/memory/range/points/*"))                           \
+  X(point_estimated_bytes, nullable<uint64_t>("/estimated_bytes", "/memory/range/points/*"))                         \
+  X(point_rss_peak_bytes, nullable<uint64_t>("/rss_peak_bytes", "/memory/range/points/*"))                           \
+  X(bandwidth_matrix, structured("/matrix", Kind::array, false, "/peer/bandwidth"))                                  \
+  X(all_reduce_status, plain<std::string>("/status", "/peer/all_reduce"))                                            \
+  X(all_reduce_message, plain<std::string>("/message", "/peer/all_reduce"))                                          \
+  X(all_reduce_ranks, plain<int64_t>("/ranks", "/peer/all_reduce"))                                                  \
+  X(all_reduce_ms, plain<double>("/ms", "/peer/all_reduce"))                                                         \
+  X(requested_device, plain<std::string>("/device", "/requested"))                                                   \
+  X(requested_device_index, nullable<int64_t>("/device_index", "/requested"))                                        \
+  X(requested_all_devices, plain<bool>("/all_devices", "/requested"))                                                \
+  X(requested_device_list, structured("/device_list", Kind::array, true, "/requested"))                              \
+  X(requested_fault_injection, nullable<std::string>("/fault_injection", "/requested"))                              \
+  X(requested_gtest_environment_ignored, plain<std::vector<std::string>>("/gtest_environment_ignored", "/requested"))
+
+#define KD_REPORT_FIELD(name, definition) inline constexpr auto name = definition;
+KD_REPORT_PART_FIELDS(KD_REPORT_FIELD)
+#undef KD_REPORT_FIELD
+
+// Every part above, in its order.
+const std::vector<FieldInfo>& part_fields();
+
+}  // namespace kd::report
