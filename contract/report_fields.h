@@ -265,6 +265,12 @@ inline std::optional<std::string> unless_empty(const std::string& text) {
 template <class T>
 using ValueOf = typename detail::Same<T>::type;
 
+// A field's place in a report, made when absent: for a list or an object changed in place (a warning added).
+template <class T>
+nlohmann::json& slot(nlohmann::json* report, const Field<T>& f) {
+  return (*report)[nlohmann::json::json_pointer(f.info.pointer)];
+}
+
 // Sets a field of a report (of an entry, for a field within a list) to a value of its type, making the objects on
 // its way.
 template <class T>

@@ -16,17 +16,19 @@ using nlohmann::json;
 bool passed(const json& r) { return report::read(r, report::status) == "passed"; }
 
 json device_entry(int index, const json& r) {
-  using report::to_value, report::read;
-  return {{"index", index},
-          {"name", to_value(read(read(r, report::device), report::device_name))},
-          {"code", to_value(read(r, report::code))},
-          {"exit_code", to_value(read(r, report::exit_code))},
-          {"stage", to_value(read(r, report::stage))},
-          {"message", to_value(read(r, report::error_message))}};
+  using report::put, report::read;
+  json entry;
+  put(&entry, report::gpu_index, index);
+  put(&entry, report::gpu_name, read(read(r, report::device), report::device_name));
+  report::slot(&entry, report::gpu_code) = report::json_at(r, report::code);  // as the GPU's report has it
+  report::slot(&entry, report::gpu_exit_code) = report::json_at(r, report::exit_code);
+  put(&entry, report::gpu_stage, read(r, report::stage));
+  put(&entry, report::gpu_message, read(r, report::error_message));
+  return entry;
 }
 
 // Each distinct warning once, naming the GPUs that gave it unless every one did.
-json device_warnings(const std::vector<json>& per_device) {
+std::vector<std::string> device_warnings(const std::vector<json>& per_device) {
   std::vector<std::pair<std::string, std::vector<size_t>>> seen;
   for (size_t i = 0; i < per_device.size(); ++i)
     for (const std::string& w : report::read(per_device[i], report::warnings).value_or(std::vector<std::string>{})) {
@@ -34,7 +36,7 @@ json device_warnings(const std::vector<json>& per_device) {
       if (it == seen.end()) it = seen.insert(seen.end(), {w, {}});
       if (it->second.empty() || it->second.back() != i) it->second.push_back(i);
     }
-  json out = json::array();
+  std::vector<std::string> out;
   for (const auto& [text, gpus] : seen)
     out.push_back(gpus.size() == per_device.size() ? text : fmt::format("GPU {}: {}", fmt::join(gpus, ", "), text));
   return out;
@@ -44,10 +46,10 @@ json device_warnings(const std::vector<json>& per_device) {
 void merge_peer(json* merged, const json& peer, bool a_device_failed) {
   using report::read;
   report::put(merged, report::section_peer, read(peer, report::section_peer));
-  for (auto& layer : (*merged)["layers"])
+  for (auto& layer : report::slot(merged, report::layers))
     for (const auto& pl : read(peer, report::layers))
       if (read(layer, report::layer_id) == "L7" && read(pl, report::layer_id) == "L7") layer = pl;
-  json& warnings = (*merged)["warnings"];
+  json& warnings = report::slot(merged, report::warnings);
   for (const std::string& w : read(peer, report::warnings).value_or(std::vector<std::string>{}))
     if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back("peer layer: " + w);
   if (a_device_failed || passed(peer)) return;
@@ -62,7 +64,7 @@ void merge_collective(json* merged, const json& first) {
   report::put(merged, report::section_collective, report::read(first, report::section_collective));
   for (const auto& fl : report::read(first, report::layers)) {
     if (report::read(fl, report::layer_id) != "L8") continue;
-    json& layers = (*merged)["layers"];
+    json& layers = report::slot(merged, report::layers);
     auto it = std::find_if(layers.begin(), layers.end(), [](const json& l) { return report::read(l, report::layer_id) == "L8"; });
     if (it == layers.end())
       layers.push_back(fl);
@@ -86,13 +88,14 @@ json merge_device_reports(const std::vector<json>& per_device, const json& peer,
   json merged = a_device_failed ? *failed : per_device[0];
   json devices = json::array();
   for (size_t i = 0; any_gpu && i < per_device.size(); ++i) devices.push_back(device_entry(gpu(i), per_device[i]));
-  merged["devices"] = devices;
-  merged["device_index"] = a_device_failed && any_gpu ? json(gpu(static_cast<size_t>(failed - per_device.begin()))) : json();
+  report::put(&merged, report::devices, devices);
+  report::put(&merged, report::device_index,
+              a_device_failed && any_gpu ? std::optional<int64_t>(gpu(static_cast<size_t>(failed - per_device.begin()))) : std::nullopt);
   json requested = report::read(per_device[0], report::requested);
   report::put(&requested, report::requested_device_index, std::nullopt);
   report::put(&requested, report::requested_all_devices, true);
   report::put(&merged, report::requested, requested);
-  merged["warnings"] = device_warnings(per_device);
+  report::put(&merged, report::warnings, device_warnings(per_device));
   merge_collective(&merged, per_device[0]);
   if (!peer.is_null()) merge_peer(&merged, peer, a_device_failed);
   return merged;

@@ -49,8 +49,9 @@ json skeleton(const RunRecord& run) {
                                      &report::section_timing.info, &report::section_memory.info, &report::section_peer.info,
                                      &report::section_collective.info, &report::error.info, &report::after_failure.info})
     put_null(&r, *f);
-  for (const report::FieldInfo* f : {&report::layers.info, &report::markers.info, &report::warnings.info})
-    r[json::json_pointer(f->pointer)] = json::array();
+  put(&r, report::layers, json::array());
+  put(&r, report::markers, json::array());
+  put(&r, report::warnings, {});
   return r;
 }
 
@@ -261,7 +262,7 @@ json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
     report::put(&report, report::after_failure_stage, report::unless_empty(after->stage));
     report::put(&report, report::after_failure_message, redact(after->message));
   }
-  json& warnings = report[json::json_pointer(report::warnings.info.pointer)];
+  json& warnings = report::slot(&report, report::warnings);
   for (const auto& w : d.warnings) warnings.push_back(w);
   for (const auto& ev : run.events)
     if (const auto* w = std::get_if<events::Warning>(&ev)) warnings.push_back(redact(w->text));
