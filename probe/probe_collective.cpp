@@ -123,6 +123,22 @@ void wait_for(const c10::intrusive_ptr<c10d::Work>& work) {
 #endif
 }
 
+// Rank 0's store must outlive the other ranks' reading of it: after a failed operation, rank 0 waits (5 s at
+// most) until every rank that reached the operation has read which ones did not.
+void wait_for_readers(const char* what, int missing) {
+  try {
+    const std::string key = std::string(kPrefix) + "read/" + what;
+    int64_t readers = group->store->add(key, 1);
+    if (group->in.rank != 0) return;
+    const auto deadline = Clock::now() + ms(std::min(left(), 5.0));
+    while (readers < group->in.world_size - missing && Clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(20));
+      readers = group->store->add(key, 0);
+    }
+  } catch (const std::exception&) {  // the store is gone (rank 0 with it): nothing to wait for
+  }
+}
+
 // Runs one collective operation after marking this rank's arrival; a failure of the transport (or of a
 // peer) becomes KD_ERR_UNREACHABLE, with the ranks that never got there.
 template <class Fn>
@@ -144,7 +160,10 @@ kd_status operation(const char* what, kd_collective_check_out* out, Fn fn) {
     }
   });
   out->seconds = since(t0);
-  if (s.kind == KD_ERR_UNREACHABLE) list_missing(what, &out->missing_count, out->missing);
+  if (s.kind == KD_ERR_UNREACHABLE) {
+    list_missing(what, &out->missing_count, out->missing);
+    wait_for_readers(what, out->missing_count);
+  }
   return s;
 }
 
