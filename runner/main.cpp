@@ -2,7 +2,10 @@
 // Without --kd-plan this process supervises. With it, the run plan's file says what this process is:
 // the worker (its event fd), L4's batch job, one shard of L4 across devices, L5's range job, or the CPU
 // re-run of a model; with --kd-nvml-facts, the NVML child; `aggregate` reads many machines' reports.
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,23 @@
 #include "runner/version.h"
 #include "runner/worker.h"
 #include "verdict/codes.h"
+
+namespace {
+
+// A process that loaded LibTorch ends here once its job returned: its events went straight to the pipe and its
+// files were closed, so LibTorch's and the CUDA runtime's static teardown, which a normal exit runs, would check
+// nothing and only delay the verdict (docs/BENCHMARKS.md, 2026-12-02 night). Sanitizer builds end normally, so
+// that the checks they make at exit still run.
+[[noreturn]] void end_after_job(int rc) {
+  std::fflush(nullptr);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(__SANITIZE_UNDEFINED__)
+  std::exit(rc);
+#else
+  ::_exit(rc);
+#endif
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
@@ -47,11 +67,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (options.nvml_facts) return kd::print_nvml_facts();  // started by the host check and L2's health test
-  if (options.batch_job) return kd::run_batch_job(options);  // started by L4's stop/resume step
-  if (options.cpu_rerun) return kd::run_model_rerun(options);  // started by L4.model_run after a device-side assert
-  if (options.range_job_share) return kd::run_range_job(options);  // started by L5's processes axis
-  if (options.shard_job) return kd::run_shard_job(options);  // started by L4 across devices
-  if (options.worker_fd >= 0) return kd::run_worker(options, argv[0], kd::events::fd_sink(options.worker_fd));
+  if (options.batch_job) end_after_job(kd::run_batch_job(options));  // started by L4's stop/resume step
+  if (options.cpu_rerun) end_after_job(kd::run_model_rerun(options));  // started by L4.model_run after a device-side assert
+  if (options.range_job_share) end_after_job(kd::run_range_job(options));  // started by L5's processes axis
+  if (options.shard_job) end_after_job(kd::run_shard_job(options));  // started by L4 across devices
+  if (options.worker_fd >= 0) end_after_job(kd::run_worker(options, argv[0], kd::events::fd_sink(options.worker_fd)));
   if (options.has_gtest_flag("list_tests")) return kd::run_worker(options, argv[0], nullptr);  // lists, runs nothing
   return kd::supervise(options, kd::self_executable());
 }
