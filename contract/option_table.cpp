@@ -455,6 +455,7 @@ std::vector<OptionRow> make_table() {
   add(plan_field(&Options::run_id, "run_id"));
   add(plan_field(&Options::across_devices, "across_devices"));
   add(plan_field(&Options::batch_job, "batch_job"));
+  add(plan_field(&Options::batch_job_standby, "batch_job_standby"));
   add(plan_field(&Options::cpu_rerun, "cpu_rerun"));
   add(plan_field(&Options::range_job_share, "range_job_share"));
   add(plan_field(&Options::shard_job, "shard_job"));

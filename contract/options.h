@@ -63,6 +63,7 @@ struct Options {
   std::string run_id;                  // internal: the supervisor's run id, carried by the worker's markers
   bool nvml_facts = false;             // internal: this process is the NVML child (fixtures/nvml_facts.h)
   std::optional<std::string> batch_job;  // internal: this process is L4's stop/resume batch job, in this folder
+  bool batch_job_standby = false;  // internal: the batch job loads LibTorch, then waits for a byte on stdin to begin
   bool cpu_rerun = false;  // internal: this process re-runs --model on the CPU after a device-side assert
   std::optional<double> range_job_share;  // internal: one process of L5's processes axis; its share of the allocator cap
   bool across_devices = false;  // internal: GPU 0's worker of --device-index all, which also splits L4 over every GPU

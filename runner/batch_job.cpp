@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include "fixtures/app_contract_io.h"
+#include "fixtures/cuda_context.h"
 #include "fixtures/probe_loader.h"
 #include "verdict/app_contract.h"
 #include "verdict/resume_check.h"
@@ -81,6 +83,16 @@ std::optional<std::string> not_a_job_folder(const std::string& dir) {
   return std::nullopt;
 }
 
+// The step's go: one byte on standard input; its end (the step gave up on this job) is no go.
+bool go_given() {
+  char c = 0;
+  for (;;) {
+    const ssize_t n = ::read(STDIN_FILENO, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    return n == 1;
+  }
+}
+
 }  // namespace
 
 int run_batch_job(const Options& options) {
@@ -91,6 +103,15 @@ int run_batch_job(const Options& options) {
   sa.sa_flags = SA_RESTART;
   ::sigaction(SIGTERM, &sa, nullptr);
 
+  if (!options.cpu_mode()) start_cuda_context(options.device_index);  // made while LibTorch loads
+  const ProbeLoad probe = load_probe(default_probe_path());
+  if (!probe.probe) return fail(probe.message, 3);
+  finish_cuda_context();
+  // Started ahead while the job before it still runs, as a scheduler restarts a job: everything the
+  // folder holds is read only once the step says go, after that job has ended.
+  if (options.batch_job_standby && !go_given())
+    return fail("not started: L4's stop/resume step ended before it needed this job", kBatchJobStopped);
+
   const BatchJobFolder folder{*options.batch_job};
   resume::Checkpoint cp;
   if (std::ifstream in(folder.checkpoint()); in) {
@@ -100,8 +121,6 @@ int run_batch_job(const Options& options) {
     if (!parsed) return fail("the checkpoint is unreadable");
     cp = *parsed;
   }
-  const ProbeLoad probe = load_probe(default_probe_path());
-  if (!probe.probe) return fail(probe.message, 3);
 
   const int fd = ::open(folder.records().c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0 || ::ftruncate(fd, cp.bytes) != 0 || ::lseek(fd, cp.bytes, SEEK_SET) != cp.bytes)

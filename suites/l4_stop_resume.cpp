@@ -4,6 +4,7 @@
 // id must be present exactly once, no record torn, the checkpoint covering the file (resume_check.h).
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,13 +50,56 @@ struct Job : BatchJobFolder {
 };
 
 // This executable as the batch job.
-pid_t start(const WorkerContext& ctx, const Job& job) {
+Options job_plan(const WorkerContext& ctx, const Job& job) {
   Options plan;
   plan.batch_job = job.dir;
   plan.device = ctx.options.device;
   plan.device_index = ctx.device_index();
-  return start_job(ctx, plan, job.dir, job.log());
+  return plan;
 }
+
+pid_t start(const WorkerContext& ctx, const Job& job) { return start_job(ctx, job_plan(ctx, job), job.dir, job.log()); }
+
+// The next run of the job, started while the one before it still runs: it loads LibTorch and makes its
+// CUDA context meanwhile (each run would otherwise pay about a second for that on the step's path), and
+// touches the folder only after go(), once the run before it has ended. Stopped and reaped if never used.
+class StandbyJob {
+ public:
+  StandbyJob(const WorkerContext& ctx, const Job& job) {
+    int p[2];  // a socket, not a pipe: a go to a job that already ended is an error, never SIGPIPE
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) != 0) return;
+    Options plan = job_plan(ctx, job);
+    plan.batch_job_standby = true;
+    pid_ = start_job(ctx, plan, job.dir, job.log(), p[0]);
+    ::close(p[0]);
+    go_fd_ = p[1];
+    if (pid_ < 0) release();
+  }
+  StandbyJob(const StandbyJob&) = delete;
+  StandbyJob& operator=(const StandbyJob&) = delete;
+  ~StandbyJob() {
+    if (pid_ > 0) ::kill(pid_, SIGKILL), wait_exit(pid_);
+    release();
+  }
+  // The job begins; from here its pid is the caller's to stop and reap (-1: it could not start). A job
+  // that ended while waiting (LibTorch did not load) gets no go: the caller reaps it and reads its log.
+  pid_t go() {
+    const char g = 'g';
+    if (go_fd_ >= 0) (void)::send(go_fd_, &g, 1, MSG_NOSIGNAL);
+    const pid_t pid = pid_;
+    pid_ = -1;
+    release();
+    return pid;
+  }
+
+ private:
+  void release() {
+    if (go_fd_ >= 0) ::close(go_fd_);
+    go_fd_ = -1;
+  }
+  pid_t pid_ = -1;
+  int go_fd_ = -1;
+};
 
 // Past `after` batches and in the middle of the next one: some of its records on disk, not yet committed.
 bool mid_batch(const Job& job, int after) {
@@ -101,6 +145,7 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
   // 1. SIGTERM in the middle of the batch after kStopAfter: a clean stop finishes that batch and commits it.
   pid_t pid = start(ctx, job);
   if (pid < 0) return Outcome::fail(Code::RuntimeError, "cannot start the batch job");
+  StandbyJob second(ctx, job);
   if (auto ended = wait_until(pid, [&] { return mid_batch(job, kStopAfter); }))
     return unexpected("SIGTERM", *ended);
   int sent_after = job.committed().batches_done;
@@ -116,8 +161,9 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
 
   // 2. Resumed, then SIGKILL while a batch after kKillAfter is being written: no chance to finish it.
   const int resumed = cp.batches_done;
-  pid = start(ctx, job);
+  pid = second.go();
   if (pid < 0) return Outcome::fail(Code::RuntimeError, "cannot start the batch job");  // never kill(-1, ...)
+  StandbyJob third(ctx, job);
   if (auto ended = wait_until(pid, [&] { return mid_batch(job, kKillAfter); }))
     return unexpected("SIGKILL", *ended);
   sent_after = job.committed().batches_done;
@@ -131,7 +177,7 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
   if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) return unexpected("SIGKILL", status);
 
   // 3. Resumed to the end: it cuts the file back to the checkpoint, then does the remaining batches.
-  pid = start(ctx, job);
+  pid = third.go();
   if (pid < 0) return Outcome::fail(Code::RuntimeError, "cannot start the batch job");  // never kill(-1, ...)
   const int last_start = cp.batches_done;
   status = wait_exit(pid);
