@@ -16,7 +16,6 @@
 #include <thread>
 
 #include "fixtures/app_contract_io.h"
-#include "fixtures/cuda_context.h"
 #include "fixtures/probe_loader.h"
 #include "verdict/app_contract.h"
 #include "verdict/resume_check.h"
@@ -103,10 +102,8 @@ int run_batch_job(const Options& options) {
   sa.sa_flags = SA_RESTART;
   ::sigaction(SIGTERM, &sa, nullptr);
 
-  if (!options.cpu_mode()) start_cuda_context(options.device_index);  // made while LibTorch loads
   const ProbeLoad probe = load_probe(default_probe_path());
   if (!probe.probe) return fail(probe.message, 3);
-  finish_cuda_context();
   // Started ahead while the job before it still runs, as a scheduler restarts a job: everything the
   // folder holds is read only once the step says go, after that job has ended.
   if (options.batch_job_standby && !go_given())

@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "fixtures/cuda_context.h"
 #include "fixtures/layer_test.h"
 #include "fixtures/target_gpu.h"
 #include "fixtures/worker_context.h"
@@ -15,11 +14,7 @@ int run_worker(const Options& options, const char* argv0, events::Sink sink) {
   events::set_run_id(options.run_id);
   worker_context().options = options;
   events::marker("read_parameters", "");  // main() parsed them; this process now knows what to run
-  if (!options.cpu_mode() && !options.has_gtest_flag("list_tests")) {
-    start_nvml_query();  // L2's health facts, read while L1 loads LibTorch
-    // The driver's context, made while L1 loads LibTorch; L1 alone uses no GPU, and must not wait for one.
-    if (options.layers != std::vector<std::string>{"L1"}) start_cuda_context(options.device_index);
-  }
+  if (!options.cpu_mode()) start_nvml_query();  // L2's health facts, read while L1 loads LibTorch
 
   std::vector<std::string> args = {argv0};
   if (!options.has_gtest_flag("filter")) args.push_back("--gtest_filter=" + filter_for_layers(options.layers));
@@ -47,9 +42,7 @@ int run_worker(const Options& options, const char* argv0, events::Sink sink) {
   // By default the supervisor shows one line per layer; GoogleTest's own lines (and its source paths) with -v.
   if (!options.verbose && !options.has_gtest_flag("list_tests")) delete listeners.Release(listeners.default_result_printer());
   listeners.Append(new VerdictListener(events::emit));
-  const int failed = RUN_ALL_TESTS();
-  finish_cuda_context();
-  return failed == 0 ? 0 : 1;
+  return RUN_ALL_TESTS() == 0 ? 0 : 1;
 }
 
 }  // namespace kd

@@ -2,10 +2,12 @@
 import json
 import os
 import shutil
+import subprocess
+import tempfile
 import unittest
 import zipfile
 
-from kd import BUILD, DiagnosticTest, expected_default_code, needs_probe
+from kd import BIN, BUILD, DiagnosticTest, expected_default_code, needs_probe
 
 
 @needs_probe
@@ -48,6 +50,30 @@ class AppLayer(DiagnosticTest):
                          (None, kill["ended_at"], 8, "exit status 0", 0))
         l4 = next(l for l in r.report["layers"] if l["id"] == "L4")
         self.assertEqual(next(t for t in l4["tests"] if t["name"] == "StopResume")["status"], "passed")
+
+    def standby_job(self, go):
+        """L4's batch job as the step starts a resumed run: ahead, on a plan in its private folder, waiting for its go."""
+        folder = tempfile.mkdtemp(prefix="kd-resume-")
+        self.addCleanup(shutil.rmtree, folder)
+        plan = os.path.join(folder, "plan-test-1.json")
+        with open(plan, "w") as f:
+            json.dump({"plan_version": 1, "options": {"batch_job": folder, "batch_job_standby": True, "device": "cpu"}}, f)
+        proc = subprocess.run([BIN, "--kd-plan", plan], input=go, capture_output=True, timeout=120)
+        return proc, folder
+
+    def test_a_resumed_run_started_ahead_touches_nothing_without_its_go(self):
+        proc, folder = self.standby_job(b"")  # the step ended first: its end of the socket closed, no byte
+        self.assertEqual(proc.returncode, 75, proc.stderr)
+        self.assertIn(b"not started: L4's stop/resume step ended before it needed this job", proc.stderr)
+        self.assertEqual(os.listdir(folder), ["plan-test-1.json"])
+
+    def test_a_resumed_run_started_ahead_begins_on_its_go(self):
+        proc, folder = self.standby_job(b"g")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(os.path.join(folder, "checkpoint.json")) as f:
+            self.assertEqual(json.load(f)["batches_done"], 8)
+        with open(os.path.join(folder, "records.jsonl")) as f:
+            self.assertEqual(len(f.read().splitlines()), 64)
 
     def test_l4_alone_runs_what_it_needs(self):
         r = self.run_kd("--device", "cpu", "--layers", "L4")
