@@ -23,6 +23,7 @@ namespace kd::report {
   X(python_import, plain<std::string>("/import", "/python"))                                                         \
   X(python_torch_version, nullable<std::string>("/torch_version", "/python"))                                        \
   X(python_cuda, nullable<std::string>("/cuda", "/python"))                                                          \
+  X(python_hip, nullable<std::string>("/hip", "/python"))                                                            \
   X(device_name, plain<std::string>("/name", "/device"))                                                             \
   X(device_capability, plain<std::string>("/capability", "/device"))                                                 \
   X(device_total_memory_bytes, plain<uint64_t>("/total_memory_bytes", "/device"))                                    \
@@ -58,34 +59,60 @@ namespace kd::report {
   X(nvml_gpu_power_limit_w, nullable<double>("/power_limit_w", "/host/nvml/gpus/*"))                                 \
   X(nvml_gpu_problems, plain<std::vector<std::string>>("/problems", "/host/nvml/gpus/*"))                            \
   X(nvml_gpu_warnings, plain<std::vector<std::string>>("/warnings", "/host/nvml/gpus/*"))                            \
+  X(segments_workload, plain<std::string>("/workload", "/timing/segments"))                                          \
   X(segments_load_ms, plain<double>("/load_ms", "/timing/segments"))                                                 \
+  X(segments_cold_prepare_ms, plain<double>("/cold/prepare_ms", "/timing/segments"))                                 \
   X(segments_cold_compute_ms, plain<double>("/cold/compute_ms", "/timing/segments"))                                 \
+  X(segments_cold_compute_event_ms, nullable<double>("/cold/compute_event_ms", "/timing/segments"))                  \
+  X(segments_cold_write_ms, plain<double>("/cold/write_ms", "/timing/segments"))                                     \
   X(segments_warm_n, plain<int64_t>("/warm/n", "/timing/segments"))                                                  \
+  X(segments_warm_prepare_median_ms, plain<double>("/warm/prepare_ms/median", "/timing/segments"))                   \
+  X(segments_warm_prepare_p95_ms, plain<double>("/warm/prepare_ms/p95", "/timing/segments"))                         \
   X(segments_warm_compute_median_ms, plain<double>("/warm/compute_ms/median", "/timing/segments"))                   \
   X(segments_warm_compute_p95_ms, plain<double>("/warm/compute_ms/p95", "/timing/segments"))                         \
+  X(segments_warm_compute_event, structured("/warm/compute_event_ms", Kind::object, true, "/timing/segments"))       \
+  X(segments_warm_compute_event_median_ms, plain<double>("/warm/compute_event_ms/median", "/timing/segments"))       \
+  X(segments_warm_compute_event_p95_ms, plain<double>("/warm/compute_event_ms/p95", "/timing/segments"))             \
+  X(segments_warm_write_median_ms, plain<double>("/warm/write_ms/median", "/timing/segments"))                       \
+  X(segments_warm_write_p95_ms, plain<double>("/warm/write_ms/p95", "/timing/segments"))                             \
   X(ceiling_measured, plain<double>("/measured", "/timing/ceilings/*"))                                              \
   X(ceiling_reference, nullable<double>("/reference", "/timing/ceilings/*"))                                         \
   X(ceiling_fraction, nullable<double>("/fraction", "/timing/ceilings/*"))                                           \
   X(ceiling_floor, plain<double>("/floor", "/timing/ceilings/*"))                                                    \
   X(ceiling_unit, plain<std::string>("/unit", "/timing/ceilings/*"))                                                 \
+  X(ceiling_workload, plain<std::string>("/workload", "/timing/ceilings/*"))                                         \
+  X(ceiling_repeats, plain<int64_t>("/repeats", "/timing/ceilings/*"))                                               \
+  X(ceiling_min, plain<double>("/min", "/timing/ceilings/*"))                                                        \
+  X(ceiling_max, plain<double>("/max", "/timing/ceilings/*"))                                                        \
   X(iterations_n, plain<int64_t>("/n", "/memory/iterations"))                                                        \
+  X(iterations_allocated_bytes, structured("/allocated_bytes", Kind::array, true, "/memory/iterations"))             \
+  X(iterations_leak_injected, plain<bool>("/leak_injected", "/memory/iterations"))                                   \
   X(step_name, plain<std::string>("/name", "/memory/steps/*"))                                                       \
   X(step_allocated_bytes, plain<uint64_t>("/allocated_bytes", "/memory/steps/*"))                                    \
   X(step_reserved_bytes, plain<uint64_t>("/reserved_bytes", "/memory/steps/*"))                                      \
   X(step_peak_allocated_bytes, plain<uint64_t>("/peak_allocated_bytes", "/memory/steps/*"))                          \
+  X(step_device_free_bytes, plain<uint64_t>("/device_free_bytes", "/memory/steps/*"))                                \
+  X(step_device_total_bytes, plain<uint64_t>("/device_total_bytes", "/memory/steps/*"))                              \
   X(empty_cache_returned_bytes, plain<uint64_t>("/returned_bytes", "/memory/empty_cache"))                           \
   X(empty_cache_cached_before_bytes, plain<uint64_t>("/cached_before_bytes", "/memory/empty_cache"))                 \
   X(empty_cache_allocated_before_bytes, plain<uint64_t>("/allocated_before_bytes", "/memory/empty_cache"))           \
   X(empty_cache_allocated_after_bytes, plain<uint64_t>("/allocated_after_bytes", "/memory/empty_cache"))             \
+  X(empty_cache_referenced_intact, plain<bool>("/referenced_intact", "/memory/empty_cache"))                         \
   X(oom_phase, plain<std::string>("/phase", "/memory/oom"))                                                          \
   X(oom_requested_bytes, nullable<uint64_t>("/requested_bytes", "/memory/oom"))                                      \
   X(oom_device_free_bytes, nullable<uint64_t>("/device_free_bytes", "/memory/oom"))                                  \
   X(oom_device_total_bytes, nullable<uint64_t>("/device_total_bytes", "/memory/oom"))                                \
   X(oom_reserved_bytes, nullable<uint64_t>("/reserved_bytes", "/memory/oom"))                                        \
   X(oom_allocated_bytes, nullable<uint64_t>("/allocated_bytes", "/memory/oom"))                                      \
+  X(oom_held_by_others_bytes, nullable<uint64_t>("/held_by_others_bytes", "/memory/oom"))                            \
   X(oom_fraction, nullable<double>("/fraction", "/memory/oom"))                                                      \
   X(range_axis, plain<std::string>("/axis", "/memory/range"))                                                        \
   X(range_workload, plain<std::string>("/workload", "/memory/range"))                                                \
+  X(range_fixed, structured("/fixed", Kind::object, false, "/memory/range"))                                         \
+  X(range_warm_runs, plain<int64_t>("/warm_runs", "/memory/range"))                                                  \
+  X(range_budget_s, plain<double>("/budget_s", "/memory/range"))                                                     \
+  X(range_budget_capped_by_timeout, plain<bool>("/budget_capped_by_timeout", "/memory/range"))                       \
+  X(range_memory_fraction, plain<double>("/memory_fraction", "/memory/range"))                                       \
   X(range_memory_limit, plain<std::string>("/memory_limit", "/memory/range"))                                        \
   X(range_memory_cap_bytes, nullable<uint64_t>("/memory_cap_bytes", "/memory/range"))                                \
   X(range_host_memory_share, nullable<double>("/host_memory_share", "/memory/range"))                                \
@@ -93,17 +120,22 @@ namespace kd::report {
   X(range_largest_pass, nullable<int64_t>("/largest_pass", "/memory/range"))                                         \
   X(range_first_fail, nullable<int64_t>("/first_fail", "/memory/range"))                                             \
   X(range_stop_reason, plain<std::string>("/stop_reason", "/memory/range"))                                          \
+  X(range_recoveries, nullable<int64_t>("/recoveries", "/memory/range"))                                             \
   X(range_seconds, plain<double>("/seconds", "/memory/range"))                                                       \
   X(range_knee, nullable<int64_t>("/knee", "/memory/range"))                                                         \
   X(range_knee_min_gain, plain<double>("/knee_min_gain", "/memory/range"))                                           \
+  X(range_latency_limit_ms, nullable<double>("/latency_limit_ms", "/memory/range"))                                  \
   X(range_limit, structured("/limit", Kind::object, true, "/memory/range"))                                          \
   X(limit_processes, plain<int64_t>("/processes", "/memory/range/limit"))                                            \
   X(limit_process, plain<int64_t>("/process", "/memory/range/limit"))                                                \
   X(limit_phase, plain<std::string>("/phase", "/memory/range/limit"))                                                \
+  X(limit_seconds, nullable<double>("/seconds", "/memory/range/limit"))                                              \
+  X(limit_note, nullable<std::string>("/note", "/memory/range/limit"))                                               \
   X(point_value, plain<int64_t>("/value", "/memory/range/points/*"))                                                 \
   X(point_result, plain<std::string>("/result", "/memory/range/points/*"))                                           \
   X(point_ran, plain<bool>("/ran", "/memory/range/points/*"))                                                        \
   X(point_seconds, plain<double>("/seconds", "/memory/range/points/*"))                                              \
+  X(point_note, nullable<std::string>("/note", "/memory/range/points/*"))                                            \
   X(point_warm_median_ms, nullable<double>("/warm_median_ms", "/memory/range/points/*"))                             \
   X(point_cold_ms, nullable<double>("/cold_ms", "/memory/range/points/*"))                                           \
   X(point_throughput_per_s, nullable<double>("/throughput_per_s", "/memory/range/points/*"))                         \
@@ -113,6 +145,7 @@ namespace kd::report {
   X(point_reserved_bytes, nullable<uint64_t>("/reserved_bytes", "/memory/range/points/*"))                           \
   X(point_estimated_bytes, nullable<uint64_t>("/estimated_bytes", "/memory/range/points/*"))                         \
   X(point_rss_peak_bytes, nullable<uint64_t>("/rss_peak_bytes", "/memory/range/points/*"))                           \
+  X(point_processes, structured("/processes", Kind::array, false, "/memory/range/points/*"))                         \
   X(bandwidth_matrix, structured("/matrix", Kind::array, false, "/peer/bandwidth"))                                  \
   X(all_reduce_status, plain<std::string>("/status", "/peer/all_reduce"))                                            \
   X(all_reduce_message, plain<std::string>("/message", "/peer/all_reduce"))                                          \

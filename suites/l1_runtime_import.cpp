@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "contract/report_parts.h"
 #include "fixtures/layer_test.h"
 #include "fixtures/probe_loader.h"
 #include "contract/events.h"
@@ -123,16 +124,24 @@ KD_STEP(1, L1_RuntimeImport, PythonTorch, "L1.python") {
   if (out.is_discarded() || !out.is_object())
     return Outcome::fail(Code::TorchImportFailed, fmt::format("the --python interpreter gave no answer (exit {})", r.exit_status));
   const std::string import = out.value("import", "failed");
-  auto field = [&](const char* k) { return out.contains(k) ? out[k] : nlohmann::json(); };
-  ctx.fact(report::python, {{"version", field("python")}, {"import", import}, {"torch_version", field("torch")},
-                       {"cuda", field("cuda")}, {"hip", field("hip")}});
+  // The interpreter's own answer: a string where it gave one, else null.
+  auto text = [&](const char* k) {
+    return out.contains(k) && out[k].is_string() ? std::optional(out[k].get<std::string>()) : std::nullopt;
+  };
+  nlohmann::json python = nlohmann::json::object();
+  report::put(&python, report::python_version, text("python"));
+  report::put(&python, report::python_import, import);
+  report::put(&python, report::python_torch_version, text("torch"));
+  report::put(&python, report::python_cuda, text("cuda"));
+  report::put(&python, report::python_hip, text("hip"));
+  ctx.fact(report::python, python);
   if (import == "missing") return Outcome::fail(Code::TorchMissing, "python: " + out.value("message", "no torch"));
   if (import != "ok") return Outcome::fail(Code::TorchImportFailed, "python: " + out.value("message", "import failed"));
   // A different torch in the project's Python than in the suite is worth knowing, not a failure.
   if (ctx.probe) {
     kd_torch_info info{};
     ctx.probe->torch_info(&info);
-    const std::string py_torch = out.value("torch", ""), py_cuda = field("cuda").is_string() ? out.value("cuda", "") : "";
+    const std::string py_torch = text("torch").value_or(""), py_cuda = text("cuda").value_or("");
     if (public_version(py_torch) != info.version || py_cuda != info.cuda_compiled)
       events::warning(fmt::format("the --python interpreter has torch {} (CUDA {}), the suite loaded LibTorch {} (CUDA {})",
                                   py_torch, py_cuda.empty() ? "none" : py_cuda, info.version,

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "contract/report_parts.h"
 #include "fixtures/embeddings_input.h"
 #include "fixtures/layer_test.h"
 #include "contract/events.h"
@@ -48,9 +49,15 @@ WorkloadRun& workload() {
   return r;
 }
 
-json counters(const kd_memory_counters& c) {
-  return {{"allocated_bytes", c.allocated}, {"reserved_bytes", c.reserved}, {"peak_allocated_bytes", c.peak_allocated},
-          {"device_free_bytes", c.device_free}, {"device_total_bytes", c.device_total}};
+json step_json(const char* name, const kd_memory_counters& c) {
+  json step = json::object();
+  report::put(&step, report::step_name, name);
+  report::put(&step, report::step_allocated_bytes, c.allocated);
+  report::put(&step, report::step_reserved_bytes, c.reserved);
+  report::put(&step, report::step_peak_allocated_bytes, c.peak_allocated);
+  report::put(&step, report::step_device_free_bytes, c.device_free);
+  report::put(&step, report::step_device_total_bytes, c.device_total);
+  return step;
 }
 
 std::string bytes(uint64_t b) { return memory::bytes_text(static_cast<double>(b)); }
@@ -70,12 +77,17 @@ Outcome out_of_memory(const WorkerContext& ctx, const kd_memory_in& in, const Wo
   e.allocated = o.at_failure.allocated;
   if (in.fraction > 0) e.fraction = in.fraction;
   const memory::OomVerdict v = memory::classify_oom(e);
-  auto number = [&](uint64_t x) { return e.device_numbers ? json(x) : json(); };
-  ctx.fact(report::memory_oom, {{"phase", e.phase}, {"requested_bytes", e.requested ? json(*e.requested) : json()},
-                           {"device_free_bytes", number(e.device_free)}, {"device_total_bytes", number(e.device_total)},
-                           {"reserved_bytes", number(e.reserved)}, {"allocated_bytes", number(e.allocated)},
-                           {"held_by_others_bytes", number(memory::held_by_others(e))},
-                           {"fraction", e.fraction ? json(*e.fraction) : json()}});
+  auto number = [&](uint64_t x) { return e.device_numbers ? std::optional(x) : std::nullopt; };
+  json oom = json::object();
+  report::put(&oom, report::oom_phase, e.phase);
+  report::put(&oom, report::oom_requested_bytes, e.requested);
+  report::put(&oom, report::oom_device_free_bytes, number(e.device_free));
+  report::put(&oom, report::oom_device_total_bytes, number(e.device_total));
+  report::put(&oom, report::oom_reserved_bytes, number(e.reserved));
+  report::put(&oom, report::oom_allocated_bytes, number(e.allocated));
+  report::put(&oom, report::oom_held_by_others_bytes, number(memory::held_by_others(e)));
+  report::put(&oom, report::oom_fraction, e.fraction);
+  ctx.fact(report::memory_oom, oom);
   return Outcome::fail_at(Code::OutOfMemory, v.stage, v.message);
 }
 
@@ -96,17 +108,14 @@ KD_STEP(5, L5_Memory, Phases, "L5.phases", "L3.synchronize") {
   ctx.fact(report::memory_weights_bytes, o.weights_bytes);
   ctx.fact(report::memory_activation_bytes, o.activation_bytes);
   json steps = json::array();
-  for (int s = 0; s < o.steps_done && o.counters; ++s) {
-    json step = counters(o.at[s]);
-    step["name"] = kStepNames[s];
-    steps.push_back(step);
-  }
+  for (int s = 0; s < o.steps_done && o.counters; ++s) steps.push_back(step_json(kStepNames[s], o.at[s]));
   ctx.fact(report::memory_steps, o.counters ? steps : json());
-  ctx.fact(report::memory_iterations,
-           {{"n", o.iterations_done},
-            {"allocated_bytes", o.counters ? json(std::vector<uint64_t>(o.iteration_allocated, o.iteration_allocated + o.iterations_done))
-                                           : json()},
-            {"leak_injected", in.leak != 0}});
+  json iterations = json::object();
+  report::put(&iterations, report::iterations_n, o.iterations_done);
+  report::put(&iterations, report::iterations_allocated_bytes,
+              o.counters ? json(std::vector<uint64_t>(o.iteration_allocated, o.iteration_allocated + o.iterations_done)) : json());
+  report::put(&iterations, report::iterations_leak_injected, in.leak != 0);
+  ctx.fact(report::memory_iterations, iterations);
   if (r.status.kind == KD_ERR_OUT_OF_MEMORY && o.failed_step >= 0 && o.failed_step < KD_MEM_STEPS)
     return out_of_memory(ctx, in, r);
   if (r.status.kind != KD_OK) return backend_failure(r.status);
@@ -143,9 +152,13 @@ KD_STEP(5, L5_Memory, EmptyCache, "L5.empty_cache", "L5.phases") {
   const kd_memory_counters &before = o.at[KD_MEM_ITERATIONS], &after = o.at[KD_MEM_EMPTY_CACHE];
   const uint64_t cached = before.reserved - before.allocated;
   const uint64_t returned = before.reserved > after.reserved ? before.reserved - after.reserved : 0;
-  ctx.fact(report::memory_empty_cache, {{"cached_before_bytes", cached}, {"returned_bytes", returned},
-                                   {"allocated_before_bytes", before.allocated}, {"allocated_after_bytes", after.allocated},
-                                   {"referenced_intact", o.referenced_intact != 0}});
+  json empty = json::object();
+  report::put(&empty, report::empty_cache_cached_before_bytes, cached);
+  report::put(&empty, report::empty_cache_returned_bytes, returned);
+  report::put(&empty, report::empty_cache_allocated_before_bytes, before.allocated);
+  report::put(&empty, report::empty_cache_allocated_after_bytes, after.allocated);
+  report::put(&empty, report::empty_cache_referenced_intact, o.referenced_intact != 0);
+  ctx.fact(report::memory_empty_cache, empty);
   if (after.allocated != before.allocated)
     return Outcome::fail(Code::MemoryCheckFailed, fmt::format("emptyCache changed allocated memory from {} to {}: memory "
                                                               "still referenced must stay", bytes(before.allocated), bytes(after.allocated)));

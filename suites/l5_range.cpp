@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "contract/report_parts.h"
 #include "fixtures/embeddings_input.h"
 #include "fixtures/layer_test.h"
 #include "fixtures/scratch_folder.h"
@@ -41,11 +42,6 @@ constexpr int64_t kL4MaxLength = 64, kL4Count = 8;  // fixtures/embeddings_input
 constexpr double kAfterSweep = 5;  // seconds of the run the sweep leaves for the report and the exit
 
 std::string gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1u << 30)); }
-
-template <class T>
-json maybe(const std::optional<T>& v) {
-  return v ? json(*v) : json();
-}
 
 struct Sweep {
   Sweep(WorkerContext& c, bool on_gpu, std::string a) : ctx(c), gpu(on_gpu), axis(std::move(a)), length_axis(axis == "length") {}
@@ -155,20 +151,26 @@ struct Sweep {
 };
 
 json point_json(const range::Point& p, const std::string& axis, const json& processes) {
-  json j = {{"value", p.value},
-          {"result", range::name(p.result)},
-          {"ran", p.ran},
-          {"warm_median_ms", maybe(p.warm_median_ms)},
-          {"cold_ms", maybe(p.cold_ms)},
-          {"peak_allocated_bytes", maybe(p.peak_allocated)},
-          {"reserved_bytes", maybe(p.reserved)},
-          {"estimated_bytes", maybe(p.estimated_bytes)},
-          {"seconds", perf::round3(p.seconds)},
-          {"note", p.note.empty() ? json() : json(p.note)}};
-  if (axis == "concurrency")
-    j.update({{"throughput_per_s", maybe(p.throughput)}, {"p50_ms", maybe(p.p50_ms)}, {"p95_ms", maybe(p.p95_ms)}});
-  if (axis == "processes")
-    j.update({{"rss_peak_bytes", maybe(p.rss_peak)}, {"processes", processes.value(std::to_string(p.value), json::array())}});
+  json j = json::object();
+  report::put(&j, report::point_value, p.value);
+  report::put(&j, report::point_result, range::name(p.result));
+  report::put(&j, report::point_ran, p.ran);
+  report::put(&j, report::point_warm_median_ms, p.warm_median_ms);
+  report::put(&j, report::point_cold_ms, p.cold_ms);
+  report::put(&j, report::point_peak_allocated_bytes, p.peak_allocated);
+  report::put(&j, report::point_reserved_bytes, p.reserved);
+  report::put(&j, report::point_estimated_bytes, p.estimated_bytes);
+  report::put(&j, report::point_seconds, perf::round3(p.seconds));
+  report::put(&j, report::point_note, report::unless_empty(p.note));
+  if (axis == "concurrency") {
+    report::put(&j, report::point_throughput_per_s, p.throughput);
+    report::put(&j, report::point_p50_ms, p.p50_ms);
+    report::put(&j, report::point_p95_ms, p.p95_ms);
+  }
+  if (axis == "processes") {
+    report::put(&j, report::point_rss_peak_bytes, p.rss_peak);
+    report::put(&j, report::point_processes, processes.value(std::to_string(p.value), json::array()));
+  }
   return j;
 }
 
@@ -243,28 +245,35 @@ KD_STEP(5, L5_Memory, OperatingRange, "L5.range", "L3.synchronize") {
   json fixed = axis == "batch"    ? json{{"max_length", kL4MaxLength}}
                : axis == "length" ? json{{"batch", kL4Count}}
                                   : json{{"batch", kL4Count}, {"max_length", kL4MaxLength}};
-  json fact = {{"axis", axis},
-               {"workload", workload(axis, s.gpu ? fmt::format("cuda:{}", ctx.device_index()) : "cpu")},
-               {"fixed", fixed},
-               {"warm_runs", axis == "concurrency" ? kConcurrencyWarmRuns : kRangeWarmRuns},
-               {"budget_s", perf::round3(budget)},
-               {"budget_capped_by_timeout", capped},
-               {"memory_fraction", o.range_memory_fraction},
-               {"memory_limit", s.gpu ? "allocator" : "host_estimate"},
-               {"memory_cap_bytes", s.device_total ? json(static_cast<uint64_t>(*s.device_total * o.range_memory_fraction))
-                                    : available  ? json(range::host_cap_bytes(s.host_share, *available))
-                                                 : json()},
-               {"host_memory_share", s.gpu ? json() : json(s.host_share)},
-               {"points", points},
-               {"largest_pass", maybe(r.largest_pass)},
-               {"first_fail", maybe(r.first_fail)},
-               {"stop_reason", r.stop_reason},
-               {"recoveries", s.gpu && axis != "processes" ? json(s.recoveries) : json()},
-               {"seconds", perf::round3(r.seconds)}};
-  if (axis == "concurrency")
-    fact.update({{"knee", maybe(range::knee(r.points))}, {"knee_min_gain", range::kKneeMinGain},
-                 {"latency_limit_ms", maybe(s.latency_limit_ms)}});
-  if (axis == "processes") fact.update({{"limit", procs.limit}, {"host_memory_share", host_share}});
+  const std::optional<uint64_t> cap =
+      s.device_total ? std::optional(static_cast<uint64_t>(*s.device_total * o.range_memory_fraction))
+      : available    ? std::optional(range::host_cap_bytes(s.host_share, *available))
+                     : std::nullopt;
+  json fact = json::object();
+  report::put(&fact, report::range_axis, axis);
+  report::put(&fact, report::range_workload, workload(axis, s.gpu ? fmt::format("cuda:{}", ctx.device_index()) : "cpu"));
+  report::put(&fact, report::range_fixed, fixed);
+  report::put(&fact, report::range_warm_runs, axis == "concurrency" ? kConcurrencyWarmRuns : kRangeWarmRuns);
+  report::put(&fact, report::range_budget_s, perf::round3(budget));
+  report::put(&fact, report::range_budget_capped_by_timeout, capped);
+  report::put(&fact, report::range_memory_fraction, o.range_memory_fraction);
+  report::put(&fact, report::range_memory_limit, s.gpu ? "allocator" : "host_estimate");
+  report::put(&fact, report::range_memory_cap_bytes, cap);
+  report::put(&fact, report::range_host_memory_share,
+              axis == "processes" ? std::optional(host_share) : s.gpu ? std::nullopt : std::optional(s.host_share));
+  report::put(&fact, report::range_points, points);
+  report::put(&fact, report::range_largest_pass, r.largest_pass);
+  report::put(&fact, report::range_first_fail, r.first_fail);
+  report::put(&fact, report::range_stop_reason, r.stop_reason);
+  report::put(&fact, report::range_recoveries,
+              s.gpu && axis != "processes" ? std::optional<int64_t>(s.recoveries) : std::nullopt);
+  report::put(&fact, report::range_seconds, perf::round3(r.seconds));
+  if (axis == "concurrency") {
+    report::put(&fact, report::range_knee, range::knee(r.points));
+    report::put(&fact, report::range_knee_min_gain, range::kKneeMinGain);
+    report::put(&fact, report::range_latency_limit_ms, s.latency_limit_ms);
+  }
+  if (axis == "processes") report::put(&fact, report::range_limit, procs.limit);
   ctx.fact(report::memory_range, fact);
   if (r.failure) return Outcome::fail(s.failure_code, *r.failure);
   return Outcome::pass();

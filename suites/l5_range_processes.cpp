@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "contract/report_parts.h"
 #include "fixtures/child_process.h"
 #include "verdict/json_read.h"
 #include "verdict/performance.h"
@@ -148,10 +149,15 @@ range::Point ProcessesAxis::run(int64_t n, double seconds_left) {
   } else if (first_oom) {
     p.result = range::Result::OutOfMemory;
     p.note = named(*first_oom);
-    if (limit.is_null() || n < limit["processes"].get<int64_t>())  // the bisection's smallest N that ran out
-      limit = {{"processes", n}, {"process", (*first_oom)["process"]}, {"phase", (*first_oom)["phase"]},
-               {"seconds", json_read::number(*first_oom, "seconds") ? (*first_oom)["seconds"] : json()},
-               {"note", (*first_oom)["note"]}};
+    if (limit.is_null() || n < limit["processes"].get<int64_t>()) {  // the bisection's smallest N that ran out
+      const json& r = *first_oom;
+      limit = json::object();
+      report::put(&limit, report::limit_processes, n);
+      report::put(&limit, report::limit_process, r["process"].get<int64_t>());
+      report::put(&limit, report::limit_phase, r["phase"].get<std::string>());
+      report::put(&limit, report::limit_seconds, json_read::number(r, "seconds"));
+      report::put(&limit, report::limit_note, r["note"].is_string() ? std::optional(r["note"].get<std::string>()) : std::nullopt);
+    }
   } else if (over_budget) {
     p.result = range::Result::OverBudget;
     p.note = "the time budget ran out before every process had finished";

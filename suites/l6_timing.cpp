@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "contract/report_parts.h"
 #include "fixtures/embeddings_input.h"
 #include "fixtures/layer_test.h"
 #include "fixtures/target_gpu.h"
@@ -24,9 +25,11 @@ using nlohmann::json;
 
 constexpr int kTimingWarmRuns = 20;
 
-json stat(const double* runs, int n) {
+// The median and the p95 of n runs, at a pair of rows (their place in the segments).
+void put_stat(json* segments, const report::Field<double>& median, const report::Field<double>& p95, const double* runs, int n) {
   const std::vector<double> v(runs, runs + n);
-  return {{"median", perf::round3(perf::median(v))}, {"p95", perf::round3(perf::p95(v))}};
+  report::put(segments, median, perf::round3(perf::median(v)));
+  report::put(segments, p95, perf::round3(perf::p95(v)));
 }
 
 struct Ceiling {
@@ -75,11 +78,17 @@ Outcome measure(WorkerContext& ctx, const Ceiling& c) {
   const std::string unit = copy ? "TB/s" : "TFLOP/s";
   const std::optional<double> ref = reference_for(dev, c.kind);
   const perf::Judged j = perf::judge(c.what, measured, ref, floor, unit, dev ? std::string(dev->key) : "device");
-  ctx.fact(report::timing_ceilings, c.key,
-           {{"workload", out->desc}, {"measured", perf::round3(measured)}, {"unit", unit}, {"reference", ref ? json(*ref) : json()},
-            {"fraction", j.fraction ? json(perf::round3(*j.fraction)) : json()}, {"floor", floor}, {"repeats", out->repeats},
-            {"min", perf::round3(*std::min_element(rates.begin(), rates.end()))},
-            {"max", perf::round3(*std::max_element(rates.begin(), rates.end()))}});
+  json ceiling = json::object();
+  report::put(&ceiling, report::ceiling_workload, out->desc);
+  report::put(&ceiling, report::ceiling_measured, perf::round3(measured));
+  report::put(&ceiling, report::ceiling_unit, unit);
+  report::put(&ceiling, report::ceiling_reference, ref);
+  report::put(&ceiling, report::ceiling_fraction, j.fraction ? std::optional(perf::round3(*j.fraction)) : std::nullopt);
+  report::put(&ceiling, report::ceiling_floor, floor);
+  report::put(&ceiling, report::ceiling_repeats, out->repeats);
+  report::put(&ceiling, report::ceiling_min, perf::round3(*std::min_element(rates.begin(), rates.end())));
+  report::put(&ceiling, report::ceiling_max, perf::round3(*std::max_element(rates.begin(), rates.end())));
+  ctx.fact(report::timing_ceilings, c.key, ceiling);
   if (!j.below_floor) return Outcome::pass();
   return Outcome::fail(Code::PerformanceBelowFloor, j.message + likely_causes(ctx, props));
 }
@@ -96,16 +105,23 @@ KD_STEP(6, L6_Timing, Segments, "L6.segments", "L3.synchronize") {
   const int warm = out->runs - 1;
   const double* w_events = out->compute_event_ms + 1;
   const bool events = !ctx.cpu_mode();
-  ctx.fact(report::timing_segments,
-           {{"workload", out->desc},
-            {"load_ms", perf::round3(out->load_ms)},
-            {"cold",
-             {{"prepare_ms", perf::round3(out->prepare_ms[0])}, {"compute_ms", perf::round3(out->compute_ms[0])},
-              {"compute_event_ms", events ? json(perf::round3(out->compute_event_ms[0])) : json()},
-              {"write_ms", perf::round3(out->write_ms[0])}}},
-            {"warm",
-             {{"n", warm}, {"prepare_ms", stat(out->prepare_ms + 1, warm)}, {"compute_ms", stat(out->compute_ms + 1, warm)},
-              {"compute_event_ms", events ? stat(w_events, warm) : json()}, {"write_ms", stat(out->write_ms + 1, warm)}}}});
+  json seg = json::object();
+  report::put(&seg, report::segments_workload, out->desc);
+  report::put(&seg, report::segments_load_ms, perf::round3(out->load_ms));
+  report::put(&seg, report::segments_cold_prepare_ms, perf::round3(out->prepare_ms[0]));
+  report::put(&seg, report::segments_cold_compute_ms, perf::round3(out->compute_ms[0]));
+  report::put(&seg, report::segments_cold_compute_event_ms,
+              events ? std::optional(perf::round3(out->compute_event_ms[0])) : std::nullopt);
+  report::put(&seg, report::segments_cold_write_ms, perf::round3(out->write_ms[0]));
+  report::put(&seg, report::segments_warm_n, warm);
+  put_stat(&seg, report::segments_warm_prepare_median_ms, report::segments_warm_prepare_p95_ms, out->prepare_ms + 1, warm);
+  put_stat(&seg, report::segments_warm_compute_median_ms, report::segments_warm_compute_p95_ms, out->compute_ms + 1, warm);
+  if (events)
+    put_stat(&seg, report::segments_warm_compute_event_median_ms, report::segments_warm_compute_event_p95_ms, w_events, warm);
+  else
+    report::put(&seg, report::segments_warm_compute_event, json());
+  put_stat(&seg, report::segments_warm_write_median_ms, report::segments_warm_write_p95_ms, out->write_ms + 1, warm);
+  ctx.fact(report::timing_segments, seg);
   return Outcome::pass();
 }
 

@@ -125,6 +125,32 @@ TEST(ReportFields, TheFixedSectionsHaveNoPropertyTheListLacks) {
   }
 }
 
+// The objects the layers write through their rows alone (report::put), each property of each: a property the
+// schema adds there without a row could only be written by key again.
+TEST(ReportFields, TheObjectsWrittenThroughRowsHaveARowForEachProperty) {
+  std::set<std::string> rows;
+  std::vector<report::FieldInfo> fields = report::all_fields();
+  fields.insert(fields.end(), report::part_fields().begin(), report::part_fields().end());
+  for (const report::FieldInfo& f : fields) rows.insert(std::string(f.within ? f.within : "") + f.pointer);
+  auto covered = [&](const std::string& where) {  // a row there, or rows inside it
+    const auto next = rows.lower_bound(where);
+    return next != rows.end() && (*next == where || next->rfind(where + "/", 0) == 0);
+  };
+  for (const std::string object :
+       {"/python", "/memory", "/memory/steps/*", "/memory/iterations", "/memory/empty_cache", "/memory/oom", "/memory/range",
+        "/memory/range/points/*", "/memory/range/limit", "/timing", "/timing/segments", "/timing/segments/cold",
+        "/timing/segments/warm", "/timing/segments/warm/prepare_ms", "/timing/segments/warm/compute_ms",
+        "/timing/segments/warm/write_ms", "/timing/ceilings/*"}) {
+    const std::vector<const json*> nodes = nodes_at(object);
+    ASSERT_FALSE(nodes.empty()) << object;
+    for (const json* node : nodes)
+      for (const json* n : alternatives(*node)) {
+        if (!n->contains("properties")) continue;
+        for (const auto& [key, _] : (*n)["properties"].items()) EXPECT_TRUE(covered(object + "/" + key)) << object << "/" << key;
+      }
+  }
+}
+
 TEST(ReportFields, AFactFindsItsFieldOnlyAtItsPointer) {
   EXPECT_STREQ(report::find_field("/pytorch/version")->pointer, "/pytorch/version");
   EXPECT_STREQ(report::find_field("/timing/ceilings/copy")->pointer, "/timing/ceilings");
