@@ -18,7 +18,61 @@ namespace kd::report {
   X(section_collective, structured("/collective", Kind::object, true))                                               \
   X(section_timing, structured("/timing", Kind::object, true))                                                       \
   X(app_embeddings_input, plain<std::string>("/input", "/app/embeddings"))                                           \
+  X(app_embeddings_output, plain<std::string>("/output", "/app/embeddings"))                                         \
+  X(app_embeddings_count, plain<int64_t>("/count", "/app/embeddings"))                                               \
+  X(app_embeddings_dim, plain<int64_t>("/dim", "/app/embeddings"))                                                   \
+  X(app_embeddings_eval_mode, plain<bool>("/eval_mode", "/app/embeddings"))                                          \
+  X(app_embeddings_inference_mode, plain<bool>("/inference_mode", "/app/embeddings"))                                \
+  X(app_embeddings_contract, plain<std::string>("/contract", "/app/embeddings"))                                     \
+  X(cpu_reference_max_abs_error, nullable<double>("/cpu_reference/max_abs_error", "/app/embeddings"))                \
+  X(cpu_reference_max_rel_error, nullable<double>("/cpu_reference/max_rel_error", "/app/embeddings"))                \
+  X(cpu_reference_atol, plain<double>("/cpu_reference/atol", "/app/embeddings"))                                     \
+  X(cpu_reference_rtol, plain<double>("/cpu_reference/rtol", "/app/embeddings"))                                     \
+  X(cpu_reference_within, plain<bool>("/cpu_reference/within", "/app/embeddings"))                                   \
+  X(rebatched_max_abs_error, nullable<double>("/batch_size_change/max_abs_error", "/app/embeddings"))                \
+  X(rebatched_max_rel_error, nullable<double>("/batch_size_change/max_rel_error", "/app/embeddings"))                \
+  X(rebatched_atol, plain<double>("/batch_size_change/atol", "/app/embeddings"))                                     \
+  X(rebatched_rtol, plain<double>("/batch_size_change/rtol", "/app/embeddings"))                                     \
+  X(rebatched_within, plain<bool>("/batch_size_change/within", "/app/embeddings"))                                   \
   X(app_training_input, plain<std::string>("/input", "/app/training"))                                               \
+  X(app_training_loss, nullable<double>("/loss", "/app/training"))                                                   \
+  X(app_training_trainable_changed, plain<int64_t>("/trainable_changed", "/app/training"))                           \
+  X(app_training_trainable_total, plain<int64_t>("/trainable_total", "/app/training"))                               \
+  X(app_training_frozen_changed, plain<int64_t>("/frozen_changed", "/app/training"))                                 \
+  X(app_training_frozen_total, plain<int64_t>("/frozen_total", "/app/training"))                                     \
+  X(app_training_eval_without_dropout, plain<bool>("/eval_without_dropout", "/app/training"))                        \
+  X(app_training_train_mode_restored, plain<bool>("/train_mode_restored", "/app/training"))                          \
+  X(app_training_state_identical, plain<bool>("/state_identical", "/app/training"))                                  \
+  X(app_training_state_bytes, plain<uint64_t>("/state_bytes", "/app/training"))                                      \
+  X(extension_library, plain<std::string>("/library", "/app/extensions/*"))                                          \
+  X(extension_loaded, plain<bool>("/loaded", "/app/extensions/*"))                                                   \
+  X(extension_operators, plain<std::vector<std::string>>("/operators", "/app/extensions/*"))                         \
+  X(extension_operator_count, plain<int64_t>("/operator_count", "/app/extensions/*"))                                \
+  X(output_name, plain<std::string>("/name", "/app/model/output_list/*"))                                            \
+  X(output_tensor, plain<bool>("/tensor", "/app/model/output_list/*"))                                               \
+  X(output_shape, structured("/shape", Kind::array, true, "/app/model/output_list/*"))                               \
+  X(output_dtype, plain<std::string>("/dtype", "/app/model/output_list/*"))                                          \
+  X(output_device, nullable<std::string>("/device", "/app/model/output_list/*"))                                     \
+  X(device_assert_gpu_error, plain<std::string>("/gpu_error", "/app/model/device_assert"))                           \
+  X(device_assert_cpu_rerun, plain<std::string>("/cpu_rerun", "/app/model/device_assert"))                           \
+  X(device_assert_cpu_error, nullable<std::string>("/cpu_error", "/app/model/device_assert"))                        \
+  X(device_assert_gpu_process, plain<std::string>("/gpu_process", "/app/model/device_assert"))                       \
+  X(model_reference_vectors, plain<uint64_t>("/vectors", "/app/model/reference"))                                    \
+  X(model_reference_dim, plain<uint64_t>("/dim", "/app/model/reference"))                                            \
+  X(model_reference_min_cosine, nullable<double>("/min_cosine", "/app/model/reference"))                             \
+  X(model_reference_threshold, plain<double>("/threshold", "/app/model/reference"))                                  \
+  X(stop_resume_items, plain<int64_t>("/items", "/app/stop_resume"))                                                 \
+  X(stop_resume_batch_size, plain<int64_t>("/batch_size", "/app/stop_resume"))                                       \
+  X(stop_resume_batches, plain<int64_t>("/batches", "/app/stop_resume"))                                             \
+  X(stop_resume_runs, structured("/runs", Kind::array, false, "/app/stop_resume"))                                   \
+  X(stop_resume_contract, plain<std::string>("/contract", "/app/stop_resume"))                                       \
+  X(resume_run_signal, nullable<std::string>("/signal", "/app/stop_resume/runs/*"))                                  \
+  X(resume_run_started_at, plain<int64_t>("/started_at", "/app/stop_resume/runs/*"))                                 \
+  X(resume_run_sent_after, nullable<int64_t>("/sent_after", "/app/stop_resume/runs/*"))                              \
+  X(resume_run_ended_at, plain<int64_t>("/ended_at", "/app/stop_resume/runs/*"))                                     \
+  X(resume_run_exit, plain<std::string>("/exit", "/app/stop_resume/runs/*"))                                         \
+  X(resume_run_uncommitted_bytes, plain<int64_t>("/uncommitted_bytes", "/app/stop_resume/runs/*"))                   \
+  X(resume_run_torn_tail, plain<bool>("/torn_tail", "/app/stop_resume/runs/*"))                                      \
   X(python_version, nullable<std::string>("/version", "/python"))                                                    \
   X(python_import, plain<std::string>("/import", "/python"))                                                         \
   X(python_torch_version, nullable<std::string>("/torch_version", "/python"))                                        \

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "contract/report_parts.h"
 #include "fixtures/app_contract_io.h"
 #include "fixtures/embeddings_input.h"
 #include "fixtures/extensions.h"
@@ -31,6 +32,27 @@ Outcome broken(const app::Violation& v) {
   return Outcome::fail(Code::AppCheckFailed, fmt::format("rule '{}', {}: {}", v.rule, v.output, v.message));
 }
 
+// Where one agreement of the embeddings goes: the CPU reference's, or the other batch size's.
+struct AgreementRows {
+  report::Field<std::optional<double>> max_abs, max_rel;
+  report::Field<double> atol, rtol;
+  report::Field<bool> within;
+};
+constexpr AgreementRows kCpuReference{report::cpu_reference_max_abs_error, report::cpu_reference_max_rel_error,
+                                      report::cpu_reference_atol, report::cpu_reference_rtol, report::cpu_reference_within};
+constexpr AgreementRows kRebatched{report::rebatched_max_abs_error, report::rebatched_max_rel_error, report::rebatched_atol,
+                                   report::rebatched_rtol, report::rebatched_within};
+
+// A non-finite error (NaN on either side) is null: JSON has no NaN.
+void put_agreement(json* emb, const AgreementRows& rows, const app::Agreement& a) {
+  auto finite = [](double v) { return std::isfinite(v) ? std::optional(v) : std::nullopt; };
+  report::put(emb, rows.max_abs, finite(a.max_abs));
+  report::put(emb, rows.max_rel, finite(a.max_rel));
+  report::put(emb, rows.atol, kTolerance.atol);
+  report::put(emb, rows.rtol, kTolerance.rtol);
+  report::put(emb, rows.within, a.within);
+}
+
 
 }  // namespace
 
@@ -44,12 +66,17 @@ KD_STEP(4, L4_App, Embeddings, "L4.embeddings", "L3.synchronize") {
   const app::Embeddings e = app::embeddings_from_probe(in, *out, kExpectedDim);
   const auto v = app::check_embeddings(e, kTolerance);
   const size_t n = e.device.size();
-  ctx.fact(report::app_embeddings,
-           {{"input", out->input_desc}, {"output", out->output_desc}, {"count", out->count}, {"dim", out->dim},
-            {"eval_mode", out->eval_mode != 0}, {"inference_mode", out->inference_mode != 0},
-            {"cpu_reference", app::to_json(app::compare(e.device.data(), e.reference.data(), n, kTolerance), kTolerance)},
-            {"batch_size_change", app::to_json(app::compare(e.rebatched.data(), e.device.data(), n, kTolerance), kTolerance)},
-            {"contract", v ? json(v->rule) : json("passed")}});
+  json emb = json::object();
+  report::put(&emb, report::app_embeddings_input, out->input_desc);
+  report::put(&emb, report::app_embeddings_output, out->output_desc);
+  report::put(&emb, report::app_embeddings_count, out->count);
+  report::put(&emb, report::app_embeddings_dim, out->dim);
+  report::put(&emb, report::app_embeddings_eval_mode, out->eval_mode != 0);
+  report::put(&emb, report::app_embeddings_inference_mode, out->inference_mode != 0);
+  put_agreement(&emb, kCpuReference, app::compare(e.device.data(), e.reference.data(), n, kTolerance));
+  put_agreement(&emb, kRebatched, app::compare(e.rebatched.data(), e.device.data(), n, kTolerance));
+  report::put(&emb, report::app_embeddings_contract, v ? v->rule : "passed");
+  ctx.fact(report::app_embeddings, emb);
   if (v) return broken(*v);
   if (!out->eval_mode || !out->inference_mode)
     return broken({"inference", "all", "the compute did not run under eval() and inference mode"});
@@ -62,12 +89,18 @@ KD_STEP(4, L4_App, TrainingStep, "L4.training", "L3.synchronize") {
   kd_app_train_out out{};
   const kd_status s = ctx.probe->app_training(!ctx.cpu_mode(), ctx.device_index(), folder.path.c_str(), &out);
   if (s.kind != KD_OK) return backend_failure(s);
-  ctx.fact(report::app_training,
-           {{"input", out.desc}, {"loss", std::isfinite(out.loss) ? json(out.loss) : json()},
-            {"trainable_changed", out.trainable_changed}, {"trainable_total", out.trainable_total},
-            {"frozen_changed", out.frozen_changed}, {"frozen_total", out.frozen_total},
-            {"eval_without_dropout", out.eval_without_dropout != 0}, {"train_mode_restored", out.train_mode_restored != 0},
-            {"state_identical", out.state_identical != 0}, {"state_bytes", out.state_bytes}});
+  json tr = json::object();
+  report::put(&tr, report::app_training_input, out.desc);
+  report::put(&tr, report::app_training_loss, std::isfinite(out.loss) ? std::optional<double>(out.loss) : std::nullopt);
+  report::put(&tr, report::app_training_trainable_changed, out.trainable_changed);
+  report::put(&tr, report::app_training_trainable_total, out.trainable_total);
+  report::put(&tr, report::app_training_frozen_changed, out.frozen_changed);
+  report::put(&tr, report::app_training_frozen_total, out.frozen_total);
+  report::put(&tr, report::app_training_eval_without_dropout, out.eval_without_dropout != 0);
+  report::put(&tr, report::app_training_train_mode_restored, out.train_mode_restored != 0);
+  report::put(&tr, report::app_training_state_identical, out.state_identical != 0);
+  report::put(&tr, report::app_training_state_bytes, out.state_bytes);
+  ctx.fact(report::app_training, tr);
   if (!std::isfinite(out.loss)) return broken({"loss", "loss", fmt::format("the loss is {}", out.loss)});
   if (out.trainable_changed != out.trainable_total)
     return broken({"update", "trainable parameters", fmt::format("{} of {} changed", out.trainable_changed, out.trainable_total)});
@@ -106,9 +139,15 @@ void collect_output(void* user, const char* name, int rank, const int64_t* shape
 // Each output leaf as the report lists it: name, shape, dtype and device (a non-tensor: its kind).
 json output_list(const std::vector<app::OutputTensor>& outputs) {
   json list = json::array();
-  for (const auto& o : outputs)
-    list.push_back({{"name", o.name}, {"tensor", o.is_tensor}, {"shape", o.is_tensor ? json(o.shape) : json()},
-                    {"dtype", o.dtype}, {"device", o.is_tensor ? json(o.device) : json()}});
+  for (const auto& o : outputs) {
+    json entry = json::object();
+    report::put(&entry, report::output_name, o.name);
+    report::put(&entry, report::output_tensor, o.is_tensor);
+    report::put(&entry, report::output_shape, o.is_tensor ? json(o.shape) : json());
+    report::put(&entry, report::output_dtype, o.dtype);
+    report::put(&entry, report::output_device, o.is_tensor ? std::optional(o.device) : std::nullopt);
+    list.push_back(entry);
+  }
   return list;
 }
 
@@ -143,10 +182,13 @@ Outcome explain_device_assert(const WorkerContext& ctx, const std::string& gpu_e
     else if (said.rfind("error: ", 0) == 0) cpu_error = said.substr(7), cpu = "failed";
     else cpu = pid < 0 ? "could not be started" : "ended with " + how_it_ended(status);
   }
-  ctx.fact(report::app_model_device_assert,
-           {{"gpu_error", gpu_error}, {"cpu_rerun", cpu}, {"cpu_error", cpu_error.empty() ? json() : json(cpu_error)},
-            {"gpu_process", "discarded: a device-side assert leaves the process's CUDA context unusable, so the CPU "
-                            "run was a fresh process"}});
+  json assert_facts = json::object();
+  report::put(&assert_facts, report::device_assert_gpu_error, gpu_error);
+  report::put(&assert_facts, report::device_assert_cpu_rerun, cpu);
+  report::put(&assert_facts, report::device_assert_cpu_error, report::unless_empty(cpu_error));
+  report::put(&assert_facts, report::device_assert_gpu_process,
+              "discarded: a device-side assert leaves the process's CUDA context unusable, so the CPU run was a fresh process");
+  ctx.fact(report::app_model_device_assert, assert_facts);
   const std::string on_cpu = cpu_error.empty() ? "the same model and input on the CPU, in a fresh process, " + cpu
                                                : "on the CPU, in a fresh process: " + cpu_error;
   return Outcome::fail(Code::RuntimeError, gpu_error + "; " + on_cpu);
@@ -217,8 +259,12 @@ KD_STEP(4, L4_App, ModelContract, "L4.model_run", "L4.model_load") {
   const auto ref_at = ms.reference ? app::find_output(ms.reference->output, outputs) : std::nullopt;
   if (ref_at) {  // the measured agreement, whatever the verdict
     const double cos = app::min_reference_cosine(*ms.reference, outputs[*ref_at]);
-    ctx.fact(report::app_model_reference, {{"vectors", ms.reference->embeddings.size()}, {"dim", ms.reference->embeddings[0].size()},
-                                      {"min_cosine", std::isfinite(cos) ? json(cos) : json()}, {"threshold", ms.reference->min_cosine}});
+    json reference = json::object();
+    report::put(&reference, report::model_reference_vectors, ms.reference->embeddings.size());
+    report::put(&reference, report::model_reference_dim, ms.reference->embeddings[0].size());
+    report::put(&reference, report::model_reference_min_cosine, std::isfinite(cos) ? std::optional(cos) : std::nullopt);
+    report::put(&reference, report::model_reference_threshold, ms.reference->min_cosine);
+    ctx.fact(report::app_model_reference, reference);
   }
   ctx.fact(report::app_model_contract, v ? v->rule : "passed");
   events::marker("write", "L4.model_run");  // the outputs' facts are out

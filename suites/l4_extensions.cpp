@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "contract/report_parts.h"
 #include "fixtures/extensions.h"
 
 namespace kd {
@@ -17,7 +20,10 @@ Outcome load_extensions(WorkerContext& ctx) {
   for (const std::string& given : ctx.options.extensions) {
     // A bare name would make dlopen search the library path: load the very file that was checked.
     const std::string path = given.find('/') == std::string::npos ? "./" + given : given;
-    json entry = {{"library", ext::file_name(given)}, {"loaded", false}, {"operators", json::array()}};
+    json entry = json::object();
+    report::put(&entry, report::extension_library, ext::file_name(given));
+    report::put(&entry, report::extension_loaded, false);
+    report::put(&entry, report::extension_operators, {});
     auto fail = [&](const std::string& why) {
       libraries.push_back(entry);
       ctx.fact(report::app_extensions, libraries);
@@ -29,9 +35,11 @@ Outcome load_extensions(WorkerContext& ctx) {
     if (s.kind == KD_ERR_LIBRARY) return fail(ext::load_failure(path, s.message, out->cxx11_abi));
     if (s.kind != KD_OK) return fail(ext::registration_failure(path, s.message));
     if (out->operator_count == 0) return fail(ext::no_operators(path));
-    entry["loaded"] = true;
-    for (int i = 0; i < std::min(out->operator_count, KD_EXTENSION_MAX_OPS); ++i) entry["operators"].push_back(std::string(out->operators[i]));
-    entry["operator_count"] = out->operator_count;
+    std::vector<std::string> operators;
+    for (int i = 0; i < std::min(out->operator_count, KD_EXTENSION_MAX_OPS); ++i) operators.emplace_back(out->operators[i]);
+    report::put(&entry, report::extension_loaded, true);
+    report::put(&entry, report::extension_operators, operators);
+    report::put(&entry, report::extension_operator_count, out->operator_count);
     libraries.push_back(entry);
   }
   ctx.fact(report::app_extensions, libraries);

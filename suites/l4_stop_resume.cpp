@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "contract/report_parts.h"
 #include "fixtures/batch_job_folder.h"
 #include "fixtures/child_process.h"
 #include "fixtures/layer_test.h"
@@ -117,6 +118,20 @@ std::optional<int> wait_until(pid_t pid, const std::function<bool()>& ready) {
   }
 }
 
+// One run of the job as the report lists it: the signal sent (none: left to finish), where it started, after how many
+// batches the signal went, where it ended, how, and the bytes past its checkpoint.
+json run_json(std::optional<std::string> signal, int started_at, std::optional<int64_t> sent_after, int ended_at, int status,
+              int64_t uncommitted) {
+  json run = json::object();
+  report::put(&run, report::resume_run_signal, signal);
+  report::put(&run, report::resume_run_started_at, started_at);
+  report::put(&run, report::resume_run_sent_after, sent_after);
+  report::put(&run, report::resume_run_ended_at, ended_at);
+  report::put(&run, report::resume_run_exit, how_it_ended(status));
+  report::put(&run, report::resume_run_uncommitted_bytes, uncommitted);
+  return run;
+}
+
 Outcome broken(const std::string& rule, const std::string& output, const std::string& message) {
   return Outcome::fail(Code::AppCheckFailed, fmt::format("rule '{}', {}: {}", rule, output, message));
 }
@@ -129,8 +144,13 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
   const Job job{{folder.path}};
   json runs = json::array();
   auto report = [&](const std::string& contract) {
-    ctx.fact(report::app_stop_resume, {{"items", resume::kItems}, {"batch_size", resume::kBatchSize}, {"batches", kBatches},
-                                  {"runs", runs}, {"contract", contract}});
+    json facts = json::object();
+    report::put(&facts, report::stop_resume_items, resume::kItems);
+    report::put(&facts, report::stop_resume_batch_size, resume::kBatchSize);
+    report::put(&facts, report::stop_resume_batches, kBatches);
+    report::put(&facts, report::stop_resume_runs, runs);
+    report::put(&facts, report::stop_resume_contract, contract);
+    ctx.fact(report::app_stop_resume, facts);
   };
   // A run the job should not have ended the way it did: the job's own last words, when it failed.
   auto unexpected = [&](const std::string& what, int status) {
@@ -152,8 +172,7 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
   ::kill(pid, SIGTERM);
   int status = wait_exit(pid);
   resume::Checkpoint cp = job.committed();
-  runs.push_back({{"signal", "SIGTERM"}, {"started_at", 0}, {"sent_after", sent_after}, {"ended_at", cp.batches_done},
-                  {"exit", how_it_ended(status)}, {"uncommitted_bytes", job.written() - cp.bytes}});
+  runs.push_back(run_json("SIGTERM", 0, sent_after, cp.batches_done, status, job.written() - cp.bytes));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != kBatchJobStopped) return unexpected("SIGTERM", status);
   if (job.written() != cp.bytes || cp.batches_done != sent_after + 1)
     return broken("clean_stop", "SIGTERM", fmt::format("the batch in progress was not finished and committed ({} bytes past "
@@ -171,9 +190,8 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
   status = wait_exit(pid);
   cp = job.committed();
   const std::string on_disk = read_file(job.records());
-  runs.push_back({{"signal", "SIGKILL"}, {"started_at", resumed}, {"sent_after", sent_after}, {"ended_at", cp.batches_done},
-                  {"exit", how_it_ended(status)}, {"uncommitted_bytes", static_cast<int64_t>(on_disk.size()) - cp.bytes},
-                  {"torn_tail", !on_disk.empty() && on_disk.back() != '\n'}});
+  runs.push_back(run_json("SIGKILL", resumed, sent_after, cp.batches_done, status, static_cast<int64_t>(on_disk.size()) - cp.bytes));
+  report::put(&runs.back(), report::resume_run_torn_tail, !on_disk.empty() && on_disk.back() != '\n');
   if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) return unexpected("SIGKILL", status);
 
   // 3. Resumed to the end: it cuts the file back to the checkpoint, then does the remaining batches.
@@ -182,8 +200,7 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
   const int last_start = cp.batches_done;
   status = wait_exit(pid);
   cp = job.committed();
-  runs.push_back({{"signal", nullptr}, {"started_at", last_start}, {"sent_after", nullptr}, {"ended_at", cp.batches_done},
-                  {"exit", how_it_ended(status)}, {"uncommitted_bytes", job.written() - cp.bytes}});
+  runs.push_back(run_json(std::nullopt, last_start, std::nullopt, cp.batches_done, status, job.written() - cp.bytes));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return unexpected("resume", status);
 
   const auto v = resume::verify(read_file(job.records()), resume::parse_checkpoint(read_file(job.checkpoint())),

@@ -28,12 +28,6 @@ Agreement compare(const float* got, const float* ref, size_t n, Tolerance tol) {
   return a;
 }
 
-json to_json(const Agreement& a, Tolerance tol) {
-  auto num = [](double v) { return std::isfinite(v) ? json(v) : json(); };
-  return {{"max_abs_error", num(a.max_abs)}, {"max_rel_error", num(a.max_rel)}, {"atol", tol.atol},
-          {"rtol", tol.rtol}, {"within", a.within}};
-}
-
 std::optional<Violation> check_embeddings(const Embeddings& e, Tolerance tol) {
   const size_t n = e.output_ids.size();
   if (n != e.input_ids.size())
