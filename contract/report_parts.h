@@ -205,6 +205,40 @@ namespace kd::report {
   X(all_reduce_message, plain<std::string>("/message", "/peer/all_reduce"))                                          \
   X(all_reduce_ranks, plain<int64_t>("/ranks", "/peer/all_reduce"))                                                  \
   X(all_reduce_ms, plain<double>("/ms", "/peer/all_reduce"))                                                         \
+  X(join_status, plain<std::string>("/status", "/collective/join"))                                                  \
+  X(join_joined, plain<int64_t>("/joined", "/collective/join"))                                                      \
+  X(join_missing_ranks, structured("/missing_ranks", Kind::array, false, "/collective/join"))                        \
+  X(join_missing_count, plain<int64_t>("/missing_count", "/collective/join"))                                        \
+  X(join_waited_s, plain<double>("/waited_s", "/collective/join"))                                                   \
+  X(join_ms, plain<double>("/ms", "/collective/join"))                                                               \
+  X(join_workload, plain<std::string>("/workload", "/collective/join"))                                              \
+  X(all_reduce_check_status, plain<std::string>("/status", "/collective/all_reduce"))                                \
+  X(all_reduce_check_elements, plain<int64_t>("/elements", "/collective/all_reduce"))                                \
+  X(all_reduce_check_wrong, plain<int64_t>("/wrong", "/collective/all_reduce"))                                      \
+  X(all_reduce_check_ms, plain<double>("/ms", "/collective/all_reduce"))                                             \
+  X(all_reduce_check_workload, plain<std::string>("/workload", "/collective/all_reduce"))                            \
+  X(broadcast_check_status, plain<std::string>("/status", "/collective/broadcast"))                                  \
+  X(broadcast_check_elements, plain<int64_t>("/elements", "/collective/broadcast"))                                  \
+  X(broadcast_check_wrong, plain<int64_t>("/wrong", "/collective/broadcast"))                                        \
+  X(broadcast_check_ms, plain<double>("/ms", "/collective/broadcast"))                                               \
+  X(broadcast_check_workload, plain<std::string>("/workload", "/collective/broadcast"))                              \
+  X(barrier_check_status, plain<std::string>("/status", "/collective/barrier"))                                      \
+  X(barrier_check_elements, plain<int64_t>("/elements", "/collective/barrier"))                                      \
+  X(barrier_check_wrong, plain<int64_t>("/wrong", "/collective/barrier"))                                            \
+  X(barrier_check_ms, plain<double>("/ms", "/collective/barrier"))                                                   \
+  X(barrier_check_workload, plain<std::string>("/workload", "/collective/barrier"))                                  \
+  X(collective_bw_unit, plain<std::string>("/unit", "/collective/bandwidth"))                                        \
+  X(collective_bw_formula, plain<std::string>("/formula", "/collective/bandwidth"))                                  \
+  X(collective_bw_workload, plain<std::string>("/workload", "/collective/bandwidth"))                                \
+  X(collective_bw_floor_busbw, nullable<double>("/floor_busbw", "/collective/bandwidth"))                            \
+  X(collective_bw_floor_checked, plain<bool>("/floor_checked", "/collective/bandwidth"))                             \
+  X(collective_bw_sizes, structured("/sizes", Kind::array, false, "/collective/bandwidth"))                          \
+  X(collective_bw_note, nullable<std::string>("/note", "/collective/bandwidth"))                                     \
+  X(bw_size_bytes, plain<int64_t>("/bytes", "/collective/bandwidth/sizes/*"))                                        \
+  X(bw_size_iterations, plain<int64_t>("/iterations", "/collective/bandwidth/sizes/*"))                              \
+  X(bw_size_ms, plain<double>("/ms", "/collective/bandwidth/sizes/*"))                                               \
+  X(bw_size_algbw, plain<double>("/algbw", "/collective/bandwidth/sizes/*"))                                         \
+  X(bw_size_busbw, plain<double>("/busbw", "/collective/bandwidth/sizes/*"))                                         \
   X(requested_device, plain<std::string>("/device", "/requested"))                                                   \
   X(requested_device_index, nullable<int64_t>("/device_index", "/requested"))                                        \
   X(requested_all_devices, plain<bool>("/all_devices", "/requested"))                                                \

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "contract/report_parts.h"
 #include "fixtures/layer_test.h"
 #include "contract/events.h"
 #include "fixtures/rendezvous.h"
@@ -76,18 +77,40 @@ Outcome operation_failure(const kd_status& s, const kd_collective_check_out& out
   return unreachable(fmt::format("{} ({} never reached it)", s.message, ranks_text(out.missing, out.missing_count)));
 }
 
-json check_fact(const kd_collective_check_out& out, const kd_status& s) {
-  return {{"status", s.kind != KD_OK ? "failed" : out.wrong ? "wrong" : "passed"}, {"elements", out.elements},
-          {"wrong", out.wrong}, {"ms", std::round(out.seconds * 1e6) / 1e3}, {"workload", out.desc}};
+// Where one verified operation's fact goes: its section's field, and the rows inside it.
+struct CheckRows {
+  report::Field<json> field;
+  report::Field<std::string> status;
+  report::Field<int64_t> elements, wrong;
+  report::Field<double> ms;
+  report::Field<std::string> workload;
+};
+constexpr CheckRows kAllReduce{report::collective_all_reduce, report::all_reduce_check_status, report::all_reduce_check_elements,
+                               report::all_reduce_check_wrong, report::all_reduce_check_ms, report::all_reduce_check_workload};
+constexpr CheckRows kBroadcast{report::collective_broadcast, report::broadcast_check_status, report::broadcast_check_elements,
+                               report::broadcast_check_wrong, report::broadcast_check_ms, report::broadcast_check_workload};
+constexpr CheckRows kBarrier{report::collective_barrier, report::barrier_check_status, report::barrier_check_elements,
+                             report::barrier_check_wrong, report::barrier_check_ms, report::barrier_check_workload};
+
+double rounded_ms(double seconds) { return std::round(seconds * 1e6) / 1e3; }
+
+json check_fact(const CheckRows& rows, const kd_collective_check_out& out, const kd_status& s) {
+  json fact = json::object();
+  report::put(&fact, rows.status, s.kind != KD_OK ? "failed" : out.wrong ? "wrong" : "passed");
+  report::put(&fact, rows.elements, out.elements);
+  report::put(&fact, rows.wrong, out.wrong);
+  report::put(&fact, rows.ms, rounded_ms(out.seconds));
+  report::put(&fact, rows.workload, out.desc);
+  return fact;
 }
 
 // A verified operation: the fact, then 17 when it failed, 8 when a value is wrong.
 template <class Call>
-Outcome verified(WorkerContext& ctx, const report::Field<json>& field, const char* what, Call call) {
+Outcome verified(WorkerContext& ctx, const CheckRows& rows, const char* what, Call call) {
   if (auto no = unless_joined()) return *no;
   kd_collective_check_out out{};
   const kd_status s = call(&out);
-  ctx.fact(field, check_fact(out, s));
+  ctx.fact(rows.field, check_fact(rows, out, s));
   if (s.kind != KD_OK) return operation_failure(s, out);
   if (out.wrong)
     return Outcome::fail(Code::CheckFailed,
@@ -150,11 +173,16 @@ KD_STEP(8, L8_Collective, Join, "L8.join", "L2.gpu_available") {
   }
   kd_collective_join_out out{};
   const kd_status s = ctx.probe->collective_join(&in, &out);
-  ctx.fact(report::collective_join,
-           {{"status", s.kind == KD_OK ? "passed" : "failed"}, {"joined", out.joined},
-            {"missing_ranks", std::vector<int>(out.missing, out.missing + std::min(out.missing_count, KD_COLLECTIVE_MAX_MISSING))},
-            {"missing_count", out.missing_count}, {"waited_s", std::round(in.join_timeout_s * 10) / 10},
-            {"ms", std::round(out.seconds * 1e6) / 1e3}, {"workload", out.desc}});
+  json join = json::object();
+  report::put(&join, report::join_status, s.kind == KD_OK ? "passed" : "failed");
+  report::put(&join, report::join_joined, out.joined);
+  report::put(&join, report::join_missing_ranks,
+              std::vector<int>(out.missing, out.missing + std::min(out.missing_count, KD_COLLECTIVE_MAX_MISSING)));
+  report::put(&join, report::join_missing_count, out.missing_count);
+  report::put(&join, report::join_waited_s, std::round(in.join_timeout_s * 10) / 10);
+  report::put(&join, report::join_ms, rounded_ms(out.seconds));
+  report::put(&join, report::join_workload, out.desc);
+  ctx.fact(report::collective_join, join);
   if (out.backend[0]) ctx.fact(report::collective_backend, std::string(out.backend));
   if (s.kind == KD_ERR_UNSUPPORTED) return not_applicable(s.message);
   if (s.kind == KD_ERR_UNREACHABLE) return unreachable(s.message);
@@ -166,19 +194,19 @@ KD_STEP(8, L8_Collective, Join, "L8.join", "L2.gpu_available") {
 }
 
 KD_STEP(8, L8_Collective, AllReduce, "L8.all_reduce", "L8.join") {
-  return verified(ctx, report::collective_all_reduce, "all-reduce (sum)", [](kd_collective_check_out* o) {
+  return verified(ctx, kAllReduce, "all-reduce (sum)", [](kd_collective_check_out* o) {
     return worker_context().probe->collective_all_reduce(o);
   });
 }
 
 KD_STEP(8, L8_Collective, Broadcast, "L8.broadcast", "L8.all_reduce") {
-  return verified(ctx, report::collective_broadcast, "broadcast from rank 0", [](kd_collective_check_out* o) {
+  return verified(ctx, kBroadcast, "broadcast from rank 0", [](kd_collective_check_out* o) {
     return worker_context().probe->collective_broadcast(o);
   });
 }
 
 KD_STEP(8, L8_Collective, Barrier, "L8.barrier", "L8.broadcast") {
-  return verified(ctx, report::collective_barrier, "barrier", [](kd_collective_check_out* o) {
+  return verified(ctx, kBarrier, "barrier", [](kd_collective_check_out* o) {
     return worker_context().probe->collective_barrier(o);
   });
 }
@@ -198,17 +226,28 @@ KD_STEP(8, L8_Collective, Bandwidth, "L8.bandwidth", "L8.barrier") {
   for (int k = 0; k < out.sizes; ++k) {
     const double algbw = static_cast<double>(out.bytes[k]) / out.seconds[k] / 1e9;
     largest_busbw = algbw * 2.0 * (n - 1) / n;
-    rows.push_back({{"bytes", out.bytes[k]}, {"iterations", out.iterations[k]},
-                    {"ms", std::round(out.seconds[k] * 1e6) / 1e3}, {"algbw", std::round(algbw * 100) / 100},
-                    {"busbw", std::round(largest_busbw * 100) / 100}});
+    json size = json::object();
+    report::put(&size, report::bw_size_bytes, out.bytes[k]);
+    report::put(&size, report::bw_size_iterations, out.iterations[k]);
+    report::put(&size, report::bw_size_ms, rounded_ms(out.seconds[k]));
+    report::put(&size, report::bw_size_algbw, std::round(algbw * 100) / 100);
+    report::put(&size, report::bw_size_busbw, std::round(largest_busbw * 100) / 100);
+    rows.push_back(size);
   }
   const double floor = ctx.options.min_bus_bandwidth;
-  ctx.fact(report::collective_bandwidth, {{"unit", "GB/s"}, {"sizes", rows}, {"floor_busbw", floor > 0 ? json(floor) : json()},
-                                     {"floor_checked", floor > 0 && n >= 2},
-                                     {"note", n >= 2 ? json() : json("one rank: nothing crosses between ranks; algbw "
-                                                                    "times a local pass, busbw is 0 by its formula")},
-                                     {"formula", "algbw: bytes divided by time; busbw: algbw times 2(n - 1) divided by n (nccl-tests)"},
-                                     {"workload", out.desc}});
+  json bandwidth = json::object();
+  report::put(&bandwidth, report::collective_bw_unit, "GB/s");
+  report::put(&bandwidth, report::collective_bw_sizes, rows);
+  report::put(&bandwidth, report::collective_bw_floor_busbw, floor > 0 ? std::optional(floor) : std::nullopt);
+  report::put(&bandwidth, report::collective_bw_floor_checked, floor > 0 && n >= 2);
+  report::put(&bandwidth, report::collective_bw_note,
+              n >= 2 ? std::nullopt
+                     : std::optional<std::string>("one rank: nothing crosses between ranks; algbw times a local pass, busbw is 0 by "
+                                                  "its formula"));
+  report::put(&bandwidth, report::collective_bw_formula,
+              "algbw: bytes divided by time; busbw: algbw times 2(n - 1) divided by n (nccl-tests)");
+  report::put(&bandwidth, report::collective_bw_workload, out.desc);
+  ctx.fact(report::collective_bandwidth, bandwidth);
   const kd_status end = ctx.probe->collective_end();
   if (floor > 0 && n >= 2 && largest_busbw < floor)
     return Outcome::fail(Code::PerformanceBelowFloor,

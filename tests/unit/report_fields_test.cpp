@@ -142,7 +142,9 @@ TEST(ReportFields, TheObjectsWrittenThroughRowsHaveARowForEachProperty) {
         "/timing/segments/warm", "/timing/segments/warm/prepare_ms", "/timing/segments/warm/compute_ms",
         "/timing/segments/warm/write_ms", "/timing/ceilings/*", "/app", "/app/embeddings", "/app/embeddings/cpu_reference",
         "/app/embeddings/batch_size_change", "/app/training", "/app/extensions/*", "/app/model", "/app/model/output_list/*",
-        "/app/model/device_assert", "/app/model/reference", "/app/stop_resume", "/app/stop_resume/runs/*"}) {
+        "/app/model/device_assert", "/app/model/reference", "/app/stop_resume", "/app/stop_resume/runs/*", "/collective",
+        "/collective/join", "/collective/all_reduce", "/collective/broadcast", "/collective/barrier", "/collective/bandwidth",
+        "/collective/bandwidth/sizes/*"}) {
     const std::vector<const json*> nodes = nodes_at(object);
     ASSERT_FALSE(nodes.empty()) << object;
     for (const json* node : nodes)
