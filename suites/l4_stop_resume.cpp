@@ -143,7 +143,7 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
   if (folder.path.empty()) return Outcome::fail(Code::RuntimeError, "cannot create a scratch folder for the batch job");
   const Job job{{folder.path}};
   json runs = json::array();
-  auto report = [&](const std::string& contract) {
+  auto record = [&](const std::string& contract) {  // the step's fact, with the runs so far
     json facts = json::object();
     report::put(&facts, report::stop_resume_items, resume::kItems);
     report::put(&facts, report::stop_resume_batch_size, resume::kBatchSize);
@@ -154,7 +154,7 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
   };
   // A run the job should not have ended the way it did: the job's own last words, when it failed.
   auto unexpected = [&](const std::string& what, int status) {
-    report("stop");
+    record("stop");
     const std::string log = job.last_log_line();
     const bool job_failed = WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != kBatchJobStopped;
     if (job_failed) return Outcome::fail(Code::RuntimeError, fmt::format("the batch job failed ({}): {}", how_it_ended(status), log));
@@ -205,7 +205,7 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
 
   const auto v = resume::verify(read_file(job.records()), resume::parse_checkpoint(read_file(job.checkpoint())),
                                 resume::kItems);
-  report(v ? v->rule : "passed");
+  record(v ? v->rule : "passed");
   return v ? broken(v->rule, v->output, v->message) : Outcome::pass();
 }
 
