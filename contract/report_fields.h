@@ -147,7 +147,6 @@ constexpr Field<nlohmann::json> keyed_objects(const char* pointer) { return {{po
   X(device_index, nullable<int64_t>("/device_index"))                                                                \
   X(requested, structured("/requested", Kind::object))                                                               \
   X(host, structured("/host", Kind::object, true))                                                                   \
-  X(host_nvml, structured("/host/nvml", Kind::object))                                                               \
   X(layers, structured("/layers", Kind::array))                                                                      \
   X(markers, structured("/markers", Kind::array))                                                                    \
   X(warnings, plain<std::vector<std::string>>("/warnings"))                                                          \

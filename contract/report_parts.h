@@ -73,6 +73,22 @@ namespace kd::report {
   X(resume_run_exit, plain<std::string>("/exit", "/app/stop_resume/runs/*"))                                         \
   X(resume_run_uncommitted_bytes, plain<int64_t>("/uncommitted_bytes", "/app/stop_resume/runs/*"))                   \
   X(resume_run_torn_tail, plain<bool>("/torn_tail", "/app/stop_resume/runs/*"))                                      \
+  X(across_devices, plain<int64_t>("/devices", "/app/across_devices"))                                               \
+  X(across_unit, plain<std::string>("/unit", "/app/across_devices"))                                                 \
+  X(across_split, structured("/split", Kind::array, false, "/app/across_devices"))                                   \
+  X(across_split_device, plain<int64_t>("/device", "/app/across_devices/split/*"))                                   \
+  X(across_split_ids, plain<int64_t>("/ids", "/app/across_devices/split/*"))                                         \
+  X(across_gathered, plain<int64_t>("/gathered", "/app/across_devices"))                                             \
+  X(across_ids, plain<int64_t>("/ids", "/app/across_devices"))                                                       \
+  X(across_contract, plain<std::string>("/contract", "/app/across_devices"))                                         \
+  X(across_model_devices, plain<int64_t>("/devices", "/app/across_devices_model"))                                   \
+  X(across_model_unit, plain<std::string>("/unit", "/app/across_devices_model"))                                     \
+  X(across_model_split, structured("/split", Kind::array, false, "/app/across_devices_model"))                       \
+  X(across_model_split_device, plain<int64_t>("/device", "/app/across_devices_model/split/*"))                       \
+  X(across_model_split_ids, plain<int64_t>("/ids", "/app/across_devices_model/split/*"))                             \
+  X(across_model_gathered, plain<int64_t>("/gathered", "/app/across_devices_model"))                                 \
+  X(across_model_ids, plain<int64_t>("/ids", "/app/across_devices_model"))                                           \
+  X(across_model_contract, plain<std::string>("/contract", "/app/across_devices_model"))                             \
   X(python_version, nullable<std::string>("/version", "/python"))                                                    \
   X(python_import, plain<std::string>("/import", "/python"))                                                         \
   X(python_torch_version, nullable<std::string>("/torch_version", "/python"))                                        \
@@ -81,20 +97,31 @@ namespace kd::report {
   X(device_name, plain<std::string>("/name", "/device"))                                                             \
   X(device_capability, plain<std::string>("/capability", "/device"))                                                 \
   X(device_total_memory_bytes, plain<uint64_t>("/total_memory_bytes", "/device"))                                    \
+  X(device_entry_index, plain<int64_t>("/index", "/device"))                                                         \
+  X(device_multiprocessors, plain<int64_t>("/multiprocessors", "/device"))                                           \
+  X(device_pci_bus_id, plain<std::string>("/pci_bus_id", "/device"))                                                 \
   X(host_status, plain<std::string>("/status", "/host"))                                                             \
   X(host_message, nullable<std::string>("/message", "/host"))                                                        \
+  X(host_tool, plain<std::string>("/tool", "/host"))                                                                 \
+  X(host_duration_ms, plain<double>("/duration_ms", "/host"))                                                        \
+  X(host_note, plain<std::string>("/note", "/host"))                                                                 \
+  X(host_nvml, structured("/nvml", Kind::object, false, "/host"))                                                   \
   X(host_gpus, structured("/gpus", Kind::array, false, "/host"))                                                     \
   X(host_gpu_driver_version, plain<std::string>("/driver_version", "/host/gpus/*"))                                  \
   X(host_gpu_memory_total_mib, plain<int64_t>("/memory_total_mib", "/host/gpus/*"))                                  \
   X(nvml_status, plain<std::string>("/status", "/host/nvml"))                                                        \
   X(nvml_message, nullable<std::string>("/message", "/host/nvml"))                                                   \
+  X(nvml_duration_ms, plain<double>("/duration_ms", "/host/nvml"))                                                   \
   X(nvml_driver_version, nullable<std::string>("/driver_version", "/host/nvml"))                                     \
   X(nvml_cuda_driver_version, nullable<std::string>("/cuda_driver_version", "/host/nvml"))                           \
   X(nvml_gpus, structured("/gpus", Kind::array, false, "/host/nvml"))                                                \
   X(nvml_gpu_index, plain<int64_t>("/index", "/host/nvml/gpus/*"))                                                   \
   X(nvml_gpu_name, nullable<std::string>("/name", "/host/nvml/gpus/*"))                                              \
   X(nvml_gpu_pci_bus_id, nullable<std::string>("/pci_bus_id", "/host/nvml/gpus/*"))                                  \
+  X(nvml_gpu_memory_total_mib, nullable<int64_t>("/memory_total_mib", "/host/nvml/gpus/*"))                          \
+  X(nvml_gpu_memory_used_mib, nullable<int64_t>("/memory_used_mib", "/host/nvml/gpus/*"))                            \
   X(nvml_gpu_ecc_mode, nullable<std::string>("/ecc_mode", "/host/nvml/gpus/*"))                                      \
+  X(nvml_gpu_ecc_volatile_corrected, nullable<int64_t>("/ecc_volatile_corrected", "/host/nvml/gpus/*"))              \
   X(nvml_gpu_ecc_volatile_uncorrected, nullable<int64_t>("/ecc_volatile_uncorrected", "/host/nvml/gpus/*"))          \
   X(nvml_gpu_pcie_gen, nullable<int64_t>("/pcie_gen", "/host/nvml/gpus/*"))                                          \
   X(nvml_gpu_pcie_gen_max, nullable<int64_t>("/pcie_gen_max", "/host/nvml/gpus/*"))                                  \
@@ -111,6 +138,9 @@ namespace kd::report {
   X(nvml_gpu_clock_event_reasons, nullable<std::vector<std::string>>("/clock_event_reasons", "/host/nvml/gpus/*"))   \
   X(nvml_gpu_power_draw_w, nullable<double>("/power_draw_w", "/host/nvml/gpus/*"))                                   \
   X(nvml_gpu_power_limit_w, nullable<double>("/power_limit_w", "/host/nvml/gpus/*"))                                 \
+  X(nvml_gpu_persistence_mode, nullable<std::string>("/persistence_mode", "/host/nvml/gpus/*"))                      \
+  X(nvml_gpu_compute_mode, nullable<std::string>("/compute_mode", "/host/nvml/gpus/*"))                              \
+  X(nvml_gpu_mig_mode, nullable<std::string>("/mig_mode", "/host/nvml/gpus/*"))                                      \
   X(nvml_gpu_problems, plain<std::vector<std::string>>("/problems", "/host/nvml/gpus/*"))                            \
   X(nvml_gpu_warnings, plain<std::vector<std::string>>("/warnings", "/host/nvml/gpus/*"))                            \
   X(segments_workload, plain<std::string>("/workload", "/timing/segments"))                                          \
@@ -200,11 +230,30 @@ namespace kd::report {
   X(point_estimated_bytes, nullable<uint64_t>("/estimated_bytes", "/memory/range/points/*"))                         \
   X(point_rss_peak_bytes, nullable<uint64_t>("/rss_peak_bytes", "/memory/range/points/*"))                           \
   X(point_processes, structured("/processes", Kind::array, false, "/memory/range/points/*"))                         \
+  X(copy_src, plain<int64_t>("/src", "/peer/copies/*"))                                                              \
+  X(copy_dst, plain<int64_t>("/dst", "/peer/copies/*"))                                                              \
+  X(copy_path, plain<std::string>("/path", "/peer/copies/*"))                                                        \
+  X(copy_bytes, plain<int64_t>("/bytes", "/peer/copies/*"))                                                          \
+  X(copy_mismatches, plain<int64_t>("/mismatches", "/peer/copies/*"))                                                \
+  X(copy_verified, plain<bool>("/verified", "/peer/copies/*"))                                                       \
+  X(bandwidth_unit, plain<std::string>("/unit", "/peer/bandwidth"))                                                  \
+  X(bandwidth_bytes, plain<int64_t>("/bytes", "/peer/bandwidth"))                                                    \
   X(bandwidth_matrix, structured("/matrix", Kind::array, false, "/peer/bandwidth"))                                  \
+  X(bandwidth_pairs, structured("/pairs", Kind::array, false, "/peer/bandwidth"))                                    \
+  X(pair_src, plain<int64_t>("/src", "/peer/bandwidth/pairs/*"))                                                     \
+  X(pair_dst, plain<int64_t>("/dst", "/peer/bandwidth/pairs/*"))                                                     \
+  X(pair_median, plain<double>("/median", "/peer/bandwidth/pairs/*"))                                                \
+  X(pair_min, plain<double>("/min", "/peer/bandwidth/pairs/*"))                                                      \
+  X(pair_max, plain<double>("/max", "/peer/bandwidth/pairs/*"))                                                      \
+  X(pair_repeats, plain<int64_t>("/repeats", "/peer/bandwidth/pairs/*"))                                             \
+  X(pair_workload, plain<std::string>("/workload", "/peer/bandwidth/pairs/*"))                                       \
   X(all_reduce_status, plain<std::string>("/status", "/peer/all_reduce"))                                            \
   X(all_reduce_message, plain<std::string>("/message", "/peer/all_reduce"))                                          \
   X(all_reduce_ranks, plain<int64_t>("/ranks", "/peer/all_reduce"))                                                  \
   X(all_reduce_ms, plain<double>("/ms", "/peer/all_reduce"))                                                         \
+  X(all_reduce_elements, plain<int64_t>("/elements", "/peer/all_reduce"))                                            \
+  X(all_reduce_expected, plain<double>("/expected", "/peer/all_reduce"))                                             \
+  X(all_reduce_workload, plain<std::string>("/workload", "/peer/all_reduce"))                                        \
   X(join_status, plain<std::string>("/status", "/collective/join"))                                                  \
   X(join_joined, plain<int64_t>("/joined", "/collective/join"))                                                      \
   X(join_missing_ranks, structured("/missing_ranks", Kind::array, false, "/collective/join"))                        \

@@ -324,7 +324,8 @@ std::string render_terminal(const json& r, const TerminalView& view) {
   if (const std::string d = text::device(r); !d.empty()) out += "Device: " + d + "\n";
   if (report::read(r, report::python).is_object()) out += python_line(report::read(r, report::python), view.python_path);
   if (const json& host = report::read(r, report::host); host.is_object()) out += host_line(host);
-  if (const json& nvml = report::read(r, report::host_nvml); nvml.is_object()) out += nvml_lines(nvml);
+  if (const json& nvml = report::read(report::read(r, report::host), report::host_nvml); nvml.is_object())
+    out += nvml_lines(nvml);
   if (view.layers)
     for (const auto& l : report::read(r, report::layers))
       if (report::read(l, report::layer_status) != "not_run") out += render_layer_line(l, colour);

@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "contract/report_parts.h"
 #include "fixtures/nvml_facts.h"
 #include "process/run_process.h"
 #include "reporters/redact.h"
@@ -30,18 +31,22 @@ bool all_digits(const std::string& s) {
 
 nlohmann::json host_from_nvidia_smi(bool found, bool timed_out, int exit_status, const std::string& output,
                                     double seconds) {
-  nlohmann::json host = {{"tool", "nvidia-smi"}, {"status", "ok"}, {"gpus", nlohmann::json::array()},
-                         {"message", nullptr}, {"duration_ms", seconds * 1000}, {"note", kNote}};
+  nlohmann::json host, gpus = nlohmann::json::array();
+  report::put(&host, report::host_tool, "nvidia-smi");
+  report::put(&host, report::host_status, "ok");
+  report::put(&host, report::host_message, std::nullopt);
+  report::put(&host, report::host_duration_ms, seconds * 1000);
+  report::put(&host, report::host_note, kNote);
   const std::string first_line = trim(output.substr(0, output.find('\n')));
   if (!found) {
-    host["status"] = "absent";
+    report::put(&host, report::host_status, "absent");
   } else if (timed_out) {
-    host["status"] = "timed_out";
-    host["message"] = "nvidia-smi did not answer within 3 s and was stopped";
+    report::put(&host, report::host_status, "timed_out");
+    report::put(&host, report::host_message, "nvidia-smi did not answer within 3 s and was stopped");
   } else if (exit_status != 0) {
-    host["status"] = "failed";
-    host["message"] = redact(first_line.empty() ? "nvidia-smi exited with status " + std::to_string(exit_status)
-                                                : first_line);
+    report::put(&host, report::host_status, "failed");
+    report::put(&host, report::host_message,
+                redact(first_line.empty() ? "nvidia-smi exited with status " + std::to_string(exit_status) : first_line));
   } else {
     size_t start = 0;
     while (start < output.size()) {
@@ -53,15 +58,18 @@ nlohmann::json host_from_nvidia_smi(bool found, bool timed_out, int exit_status,
       const std::string driver = comma == std::string::npos ? "" : trim(line.substr(0, comma));
       const std::string memory = comma == std::string::npos ? "" : trim(line.substr(comma + 1));
       if (driver.empty() || !all_digits(memory)) {
-        host["status"] = "failed";
-        host["gpus"] = nlohmann::json::array();
-        host["message"] = redact("unexpected output: " + line);
+        report::put(&host, report::host_status, "failed");
+        report::put(&host, report::host_message, redact("unexpected output: " + line));
         break;
       }
-      host["gpus"].push_back({{"driver_version", driver}, {"memory_total_mib", std::stoll(memory)}});
+      nlohmann::json gpu;
+      report::put(&gpu, report::host_gpu_driver_version, driver);
+      report::put(&gpu, report::host_gpu_memory_total_mib, std::stoll(memory));
+      gpus.push_back(std::move(gpu));
     }
   }
-  if (host["status"] != "ok") host["gpus"] = nlohmann::json::array();
+  // What nvidia-smi listed counts only when it answered as expected throughout.
+  report::put(&host, report::host_gpus, report::read(host, report::host_status) == "ok" ? gpus : nlohmann::json::array());
   return host;
 }
 
@@ -79,7 +87,7 @@ std::future<nlohmann::json> start_host_check() {
           {smi, "--query-gpu=driver_version,memory.total", "--format=csv,noheader,nounits"}, kHostCheckLimitS, true);
       host = host_from_nvidia_smi(true, r.timed_out, r.started ? r.exit_status : 127, r.output, r.seconds);
     }
-    host["nvml"] = nvml.get();
+    report::put(&host, report::host_nvml, nvml.get());
     return host;
   });
 }

@@ -62,14 +62,16 @@ KD_STEP(2, L2_BackendDevice, DeviceProperties, "L2.device_properties", "L2.devic
   kd_device_props p{};
   const kd_status s = ctx.probe->device_props(ctx.device_index(), &p);
   if (s.kind != KD_OK) return backend_failure(s);  // e.g. no memory left for a CUDA context
-  ctx.fact(report::device, {{"index", ctx.device_index()},
-                       {"name", p.name},
-                       {"capability", fmt::format("{}.{}", p.major, p.minor)},
-                       {"total_memory_bytes", p.total_memory_bytes},
-                       {"multiprocessors", p.multiprocessors},
-                       {"pci_bus_id", format_pci_bus_id({static_cast<unsigned>(p.pci_domain),
-                                                         static_cast<unsigned>(p.pci_bus),
-                                                         static_cast<unsigned>(p.pci_device)})}});
+  nlohmann::json device;
+  report::put(&device, report::device_entry_index, ctx.device_index());
+  report::put(&device, report::device_name, p.name);
+  report::put(&device, report::device_capability, fmt::format("{}.{}", p.major, p.minor));
+  report::put(&device, report::device_total_memory_bytes, p.total_memory_bytes);
+  report::put(&device, report::device_multiprocessors, p.multiprocessors);
+  report::put(&device, report::device_pci_bus_id,
+              format_pci_bus_id({static_cast<unsigned>(p.pci_domain), static_cast<unsigned>(p.pci_bus),
+                                 static_cast<unsigned>(p.pci_device)}));
+  ctx.fact(report::device, device);
   // The compiled architectures appear in show_config() once CUDA is up: ask again now.
   kd_torch_info info{};
   ctx.probe->torch_info(&info);

@@ -29,6 +29,22 @@ using nlohmann::json;
 
 constexpr int kCpuShards = 3;  // 8 ids over 3: an uneven split (3, 3, 2)
 
+// Where a split's fact goes: its field, and the rows inside it.
+struct SplitRows {
+  report::Field<json> field;
+  report::Field<int64_t> devices;
+  report::Field<std::string> unit;
+  report::Field<json> split;
+  report::Field<int64_t> split_device, split_ids, gathered, ids;
+  report::Field<std::string> contract;
+};
+constexpr SplitRows kEmbeddings{report::app_across_devices, report::across_devices, report::across_unit,
+                                report::across_split, report::across_split_device, report::across_split_ids,
+                                report::across_gathered, report::across_ids, report::across_contract};
+constexpr SplitRows kModel{report::app_across_devices_model, report::across_model_devices, report::across_model_unit,
+                           report::across_model_split, report::across_model_split_device, report::across_model_split_ids,
+                           report::across_model_gathered, report::across_model_ids, report::across_model_contract};
+
 // One shard's answer, from the last line its process printed.
 shard::ShardOutput read_shard(int device, const std::string& log, int status, std::vector<int>* out_of_memory) {
   shard::ShardOutput o;
@@ -82,7 +98,7 @@ std::optional<Outcome> split_devices(WorkerContext& ctx, std::vector<int>* devic
 // its ids, and with_model the user's model), then gathered and checked against `single`, this worker's whole run.
 Outcome split_and_check(WorkerContext& ctx, const std::vector<int>& devices, const std::string& unit, bool cpu_shards,
                         const std::vector<int64_t>& ids, const std::vector<std::vector<double>>& single,
-                        bool with_model, const report::Field<json>& fact) {
+                        bool with_model, const SplitRows& rows) {
   const std::vector<shard::Shard> shards = shard::split(ids, devices);
   ScratchFolder folder("kd-shards");
   if (folder.path.empty()) return Outcome::fail(Code::RuntimeError, "cannot create a scratch folder for the shards' output");
@@ -112,13 +128,23 @@ Outcome split_and_check(WorkerContext& ctx, const std::vector<int>& devices, con
   }
 
   json split = json::array();
-  for (const shard::Shard& sh : shards) split.push_back({{"device", sh.device}, {"ids", sh.ids.size()}});
+  for (const shard::Shard& sh : shards) {
+    json entry;
+    report::put(&entry, rows.split_device, sh.device);
+    report::put(&entry, rows.split_ids, static_cast<int64_t>(sh.ids.size()));
+    split.push_back(std::move(entry));
+  }
   const app::Tolerance tol;  // the embeddings contract's float32 tolerance (L4.embeddings)
   const shard::Gathered g = shard::gather(ids, outputs, unit);
   const std::optional<shard::Violation> v = g.violation ? g.violation : shard::compare(ids, g.rows, single, shards, tol.atol, tol.rtol, unit);
-  ctx.fact(fact, {{"devices", devices.size()}, {"unit", unit}, {"split", split},
-                  {"gathered", g.violation ? 0 : ids.size()}, {"ids", ids.size()},
-                  {"contract", v ? json(v->rule) : json("passed")}});
+  json fact;
+  report::put(&fact, rows.devices, static_cast<int64_t>(devices.size()));
+  report::put(&fact, rows.unit, unit);
+  report::put(&fact, rows.split, split);
+  report::put(&fact, rows.gathered, g.violation ? 0 : static_cast<int64_t>(ids.size()));
+  report::put(&fact, rows.ids, static_cast<int64_t>(ids.size()));
+  report::put(&fact, rows.contract, v ? v->rule : "passed");
+  ctx.fact(rows.field, fact);
   if (!v) return Outcome::pass();
   if (v->rule == "shard_failed")
     return Outcome::fail(std::find(out_of_memory.begin(), out_of_memory.end(), v->device) != out_of_memory.end()
@@ -145,7 +171,7 @@ KD_STEP(4, L4_App, AcrossDevices, "L4.across_devices", "L4.embeddings") {
     for (size_t i = 0; i < ids.size(); ++i)
       if (ids[i] == whole->ids[r])
         single[i].assign(whole->device + r * whole->dim, whole->device + (r + 1) * whole->dim);
-  return split_and_check(ctx, devices, unit, cpu_shards, ids, single, false, report::app_across_devices);
+  return split_and_check(ctx, devices, unit, cpu_shards, ids, single, false, kEmbeddings);
 }
 
 // The user's --model split the same way, by rows of its batch: each shard the very rows of the whole input
@@ -177,7 +203,7 @@ KD_STEP(4, L4_App, AcrossDevicesModel, "L4.across_devices_model", "L4.model_run"
   std::vector<int64_t> rows;
   for (int64_t r = 0; r < std::get<int64_t>(batch); ++r) rows.push_back(r);
   return split_and_check(ctx, devices, unit, cpu_shards, rows, std::get<std::vector<std::vector<double>>>(single), true,
-                         report::app_across_devices_model);
+                         kModel);
 }
 
 }  // namespace kd

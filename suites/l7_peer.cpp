@@ -80,8 +80,14 @@ KD_STEP(7, L7_Peer, Copy, "L7.copy", "L2.gpu_available") {
     const kd_status s = ctx.probe->peer_copy(src, dst, kCopyBytes, 0, ctx.probe_fault(), &out);
     if (s.kind != KD_OK) return backend_failure(s);
     access[i][j] = out.peer_access != 0;
-    copies.push_back({{"src", src}, {"dst", dst}, {"path", out.peer_access ? "peer" : "host"}, {"bytes", out.bytes},
-                      {"mismatches", out.mismatches}, {"verified", out.mismatches == 0}});
+    json copy;
+    report::put(&copy, report::copy_src, src);
+    report::put(&copy, report::copy_dst, dst);
+    report::put(&copy, report::copy_path, out.peer_access ? "peer" : "host");
+    report::put(&copy, report::copy_bytes, out.bytes);
+    report::put(&copy, report::copy_mismatches, out.mismatches);
+    report::put(&copy, report::copy_verified, out.mismatches == 0);
+    copies.push_back(std::move(copy));
     if (out.mismatches) return wrong_copy(src, dst, out);
     return std::nullopt;
   });
@@ -105,12 +111,23 @@ KD_STEP(7, L7_Peer, Bandwidth, "L7.bandwidth", "L7.copy") {
     for (int i = 0; i < out->repeats; ++i) rates.push_back(static_cast<double>(out->bytes) / out->seconds[i] / 1e9);
     const double median = std::round(perf::median(rates) * 10) / 10;
     matrix[i][j] = median;
-    pairs.push_back({{"src", src}, {"dst", dst}, {"median", median}, {"min", *std::min_element(rates.begin(), rates.end())},
-                     {"max", *std::max_element(rates.begin(), rates.end())}, {"repeats", out->repeats},
-                     {"workload", out->desc}});
+    json pair;
+    report::put(&pair, report::pair_src, src);
+    report::put(&pair, report::pair_dst, dst);
+    report::put(&pair, report::pair_median, median);
+    report::put(&pair, report::pair_min, *std::min_element(rates.begin(), rates.end()));
+    report::put(&pair, report::pair_max, *std::max_element(rates.begin(), rates.end()));
+    report::put(&pair, report::pair_repeats, out->repeats);
+    report::put(&pair, report::pair_workload, out->desc);
+    pairs.push_back(std::move(pair));
     return std::nullopt;
   });
-  ctx.fact(report::peer_bandwidth, {{"unit", "GB/s"}, {"bytes", kCopyBytes}, {"matrix", matrix}, {"pairs", pairs}});
+  json bandwidth;
+  report::put(&bandwidth, report::bandwidth_unit, "GB/s");
+  report::put(&bandwidth, report::bandwidth_bytes, kCopyBytes);
+  report::put(&bandwidth, report::bandwidth_matrix, matrix);
+  report::put(&bandwidth, report::bandwidth_pairs, pairs);
+  ctx.fact(report::peer_bandwidth, bandwidth);
   return failed.value_or(Outcome::pass());
 }
 
@@ -119,14 +136,21 @@ KD_STEP(7, L7_Peer, AllReduce, "L7.all_reduce", "L7.copy") {
   if (auto na = unless_two_gpus(ctx, &gpus)) return *na;
   kd_all_reduce_out out{};
   const kd_status s = ctx.probe->all_reduce(gpus.data(), static_cast<int>(gpus.size()), &out);
+  json fact;
   if (s.kind == KD_ERR_UNSUPPORTED) {
-    ctx.fact(report::peer_all_reduce, {{"status", "not_supported"}, {"message", s.message}});
+    report::put(&fact, report::all_reduce_status, "not_supported");
+    report::put(&fact, report::all_reduce_message, s.message);
+    ctx.fact(report::peer_all_reduce, fact);
     return Outcome::not_applicable(s.message);
   }
   if (s.kind != KD_OK) return backend_failure(s);
-  ctx.fact(report::peer_all_reduce, {{"status", out.verified ? "passed" : "failed"}, {"ranks", out.ranks},
-                                {"elements", out.elements}, {"expected", out.expected},
-                                {"ms", std::round(out.seconds * 1e6) / 1e3}, {"workload", out.desc}});
+  report::put(&fact, report::all_reduce_status, out.verified ? "passed" : "failed");
+  report::put(&fact, report::all_reduce_ranks, out.ranks);
+  report::put(&fact, report::all_reduce_elements, out.elements);
+  report::put(&fact, report::all_reduce_expected, out.expected);
+  report::put(&fact, report::all_reduce_ms, std::round(out.seconds * 1e6) / 1e3);
+  report::put(&fact, report::all_reduce_workload, out.desc);
+  ctx.fact(report::peer_all_reduce, fact);
   if (!out.verified)
     return Outcome::fail(Code::CheckFailed,
                          fmt::format("all-reduce over {} GPUs: rank {} (GPU {}) holds {}, expected the sum {}", out.ranks,

@@ -144,7 +144,9 @@ TEST(ReportFields, TheObjectsWrittenThroughRowsHaveARowForEachProperty) {
         "/app/embeddings/batch_size_change", "/app/training", "/app/extensions/*", "/app/model", "/app/model/output_list/*",
         "/app/model/device_assert", "/app/model/reference", "/app/stop_resume", "/app/stop_resume/runs/*", "/collective",
         "/collective/join", "/collective/all_reduce", "/collective/broadcast", "/collective/barrier", "/collective/bandwidth",
-        "/collective/bandwidth/sizes/*"}) {
+        "/collective/bandwidth/sizes/*", "/device", "/host", "/host/gpus/*", "/host/nvml", "/host/nvml/gpus/*", "/peer",
+        "/peer/copies/*", "/peer/bandwidth", "/peer/bandwidth/pairs/*", "/peer/all_reduce", "/app/across_devices",
+        "/app/across_devices/split/*", "/app/across_devices_model", "/app/across_devices_model/split/*"}) {
     const std::vector<const json*> nodes = nodes_at(object);
     ASSERT_FALSE(nodes.empty()) << object;
     for (const json* node : nodes)
