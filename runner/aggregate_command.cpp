@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "reporters/aggregate_document.h"
 #include "reporters/aggregate_text.h"
 #include "reporters/report_file.h"
 #include "verdict/codes.h"
@@ -166,7 +167,7 @@ int run_aggregate_command(const std::vector<std::string>& args) {
   if (o.output) written += "JSON: " + *o.output + "\n";
   text.insert(text.rfind("\nAggregate: ") + 1, written);
   std::fputs(text.c_str(), stdout);
-  return aggregate["exit_code"].get<int>();
+  return fleet::from_json(aggregate).exit_code;
 }
 
 std::string aggregate_usage_text() {

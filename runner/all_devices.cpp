@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "contract/report_fields.h"
 #include "reporters/device_merge.h"
 
 namespace kd {
@@ -55,7 +56,7 @@ nlohmann::json check_all_devices(const Options& o, const std::function<nlohmann:
   nlohmann::json merged = merge_device_reports(reports, peer, indices);
   const size_t wanted = o.device_list.empty() ? static_cast<size_t>(count) : o.device_list.size();
   if (count > 0 && reports.size() < wanted)
-    merged["warnings"].push_back(o.device_list.empty()
+    report::slot(&merged, report::warnings).push_back(o.device_list.empty()
                                      ? fmt::format("the run was interrupted: GPUs {} to {} were not checked", reports.size(), count - 1)
                                      : fmt::format("the run was interrupted: GPUs {} were not checked",
                                                    fmt::join(o.device_list.begin() + static_cast<long>(reports.size()), o.device_list.end(), ", ")));

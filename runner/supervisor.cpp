@@ -382,7 +382,7 @@ int supervise(const Options& o, const std::string& exe) {
     return build_report(run, layer_infos());
   };
   nlohmann::json report = o.all_devices ? check_all_devices(o, run_one, [] { return g_stop_signal != 0; }) : run_one(o);
-  report["duration_ms"] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  report::put(&report, report::duration_ms, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
   const std::sig_atomic_t signal_before_save = g_stop_signal;
 
   // SIGXFSZ ignored: a file size limit then fails a write (EFBIG) instead of killing this process
@@ -411,7 +411,7 @@ int supervise(const Options& o, const std::string& exe) {
     const std::string json = report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (std::fwrite(json.data(), 1, json.size(), stdout) != json.size() || std::fflush(stdout) != 0) {
       std::fprintf(stderr, "kernodeck-diagnostic: OUTPUT_WRITE_FAILED (exit 12): the report could not be written to stdout\n");
-      report["exit_code"] = exit_code(Code::OutputWriteFailed);
+      report::put(&report, report::exit_code, exit_code(Code::OutputWriteFailed));
     }
   }
   ::sigaction(SIGINT, &old_int, nullptr);
