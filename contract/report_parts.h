@@ -230,6 +230,18 @@ namespace kd::report {
   X(point_estimated_bytes, nullable<uint64_t>("/estimated_bytes", "/memory/range/points/*"))                         \
   X(point_rss_peak_bytes, nullable<uint64_t>("/rss_peak_bytes", "/memory/range/points/*"))                           \
   X(point_processes, structured("/processes", Kind::array, false, "/memory/range/points/*"))                         \
+  X(process_index, plain<int64_t>("/process", "/memory/range/points/*/processes/*"))                                 \
+  X(process_result, plain<std::string>("/result", "/memory/range/points/*/processes/*"))                             \
+  X(process_phase, plain<std::string>("/phase", "/memory/range/points/*/processes/*"))                               \
+  X(process_seconds, nullable<double>("/seconds", "/memory/range/points/*/processes/*"))                             \
+  X(process_warm_median_ms, nullable<double>("/warm_median_ms", "/memory/range/points/*/processes/*"))               \
+  X(process_cold_ms, nullable<double>("/cold_ms", "/memory/range/points/*/processes/*"))                             \
+  X(process_rss_peak_bytes, nullable<uint64_t>("/rss_peak_bytes", "/memory/range/points/*/processes/*"))             \
+  X(process_device_peak_bytes, nullable<uint64_t>("/device_peak_bytes", "/memory/range/points/*/processes/*"))       \
+  X(process_device_reserved_bytes, nullable<uint64_t>("/device_reserved_bytes", "/memory/range/points/*/processes/*"))\
+  X(process_device_total_bytes, nullable<uint64_t>("/device_total_bytes", "/memory/range/points/*/processes/*"))     \
+  X(process_exit, nullable<std::string>("/exit", "/memory/range/points/*/processes/*"))                              \
+  X(process_note, nullable<std::string>("/note", "/memory/range/points/*/processes/*"))                              \
   X(copy_src, plain<int64_t>("/src", "/peer/copies/*"))                                                              \
   X(copy_dst, plain<int64_t>("/dst", "/peer/copies/*"))                                                              \
   X(copy_path, plain<std::string>("/path", "/peer/copies/*"))                                                        \

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "contract/report_parts.h"
 #include "fixtures/embeddings_input.h"
 #include "fixtures/probe_loader.h"
 #include "verdict/performance.h"
@@ -42,20 +43,31 @@ uint64_t rss_peak_bytes() {
 
 int run_range_job(const Options& options) {
   const auto t0 = std::chrono::steady_clock::now();
-  json result = {{"result", "failed"}, {"phase", "load"}, {"seconds", nullptr}, {"warm_median_ms", nullptr},
-                 {"cold_ms", nullptr}, {"rss_peak_bytes", nullptr}, {"device_peak_bytes", nullptr},
-                 {"device_reserved_bytes", nullptr}, {"note", nullptr}};
+  // The record the step copies into the report's point (its process and exit are the step's to add).
+  json result;
+  report::put(&result, report::process_result, "failed");
+  report::put(&result, report::process_phase, "load");
+  for (const auto& row : {report::process_seconds, report::process_warm_median_ms, report::process_cold_ms})
+    report::put(&result, row, std::nullopt);
+  for (const auto& row : {report::process_rss_peak_bytes, report::process_device_peak_bytes, report::process_device_reserved_bytes})
+    report::put(&result, row, std::nullopt);
+  report::put(&result, report::process_note, std::nullopt);
   auto finish = [&](int code) {
-    result["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    result["rss_peak_bytes"] = rss_peak_bytes();
+    report::put(&result, report::process_seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    report::put(&result, report::process_rss_peak_bytes, rss_peak_bytes());
     say(result);
     return code;
   };
   auto failed = [&](const std::string& note, int code) {
-    result["note"] = note;
+    report::put(&result, report::process_note, note);
     return finish(code);
   };
-  say({{"phase", "load"}});
+  auto phase = [](const char* name) {  // a line of progress: the phase it is in now
+    json line;
+    report::put(&line, report::process_phase, name);
+    say(line);
+  };
+  phase("load");
   const bool gpu = !options.cpu_mode();
   const ProbeLoad probe = load_probe(default_probe_path());
   if (!probe.probe) return failed(probe.message, 1);
@@ -63,8 +75,8 @@ int run_range_job(const Options& options) {
     const kd_status s = probe.probe->range_memory_fraction(options.device_index, *options.range_job_share);
     if (s.kind != KD_OK) return failed(s.message, s.kind == KD_ERR_OUT_OF_MEMORY ? 9 : 1);
   }
-  say({{"phase", "workload"}});
-  result["phase"] = "model";  // until the point's runs start: the model and the batch are being built
+  phase("workload");
+  report::put(&result, report::process_phase, "model");  // until the point's runs start: the model and the batch are being built
   kd_range_in in{};
   in.set = embeddings_input(gpu, options.device_index);
   in.batch = kBatch;
@@ -75,23 +87,24 @@ int run_range_job(const Options& options) {
   auto out = std::make_unique<kd_range_point>();
   const kd_status s = probe.probe->range_point(&in, out.get());
   if (s.kind != KD_OK) {
-    result["result"] = s.kind == KD_ERR_OUT_OF_MEMORY ? "out_of_memory" : "failed";
+    report::put(&result, report::process_result, s.kind == KD_ERR_OUT_OF_MEMORY ? "out_of_memory" : "failed");
     return failed(s.message, s.kind == KD_ERR_OUT_OF_MEMORY ? 9 : 1);
   }
-  result["phase"] = "compute";
-  if (out->cold_ms > 0) result["cold_ms"] = out->cold_ms;
-  if (out->warm > 0) result["warm_median_ms"] = perf::median(std::vector<double>(out->warm_ms, out->warm_ms + out->warm));
+  report::put(&result, report::process_phase, "compute");
+  if (out->cold_ms > 0) report::put(&result, report::process_cold_ms, out->cold_ms);
+  if (out->warm > 0)
+    report::put(&result, report::process_warm_median_ms, perf::median(std::vector<double>(out->warm_ms, out->warm_ms + out->warm)));
   if (out->counters) {
     const kd_memory_counters& held = out->result == KD_RANGE_OUT_OF_MEMORY ? out->at_oom : out->at_peak;
-    result["device_peak_bytes"] = held.peak_allocated;
-    result["device_reserved_bytes"] = held.reserved;
-    result["device_total_bytes"] = out->baseline.device_total;
+    report::put(&result, report::process_device_peak_bytes, held.peak_allocated);
+    report::put(&result, report::process_device_reserved_bytes, held.reserved);
+    report::put(&result, report::process_device_total_bytes, out->baseline.device_total);
   }
   if (out->result == KD_RANGE_OUT_OF_MEMORY) {
-    result["result"] = "out_of_memory";
+    report::put(&result, report::process_result, "out_of_memory");
     return failed(out->message, 9);
   }
-  result["result"] = "passed";
+  report::put(&result, report::process_result, "passed");
   return finish(0);
 }
 

@@ -14,7 +14,6 @@
 
 #include "contract/report_parts.h"
 #include "fixtures/child_process.h"
-#include "verdict/json_read.h"
 #include "verdict/performance.h"
 
 namespace kd {
@@ -34,18 +33,26 @@ uint64_t available_host_bytes() {
   return 0;
 }
 
+// A process' record before it said how it ended: no result yet, in `phase`.
+json unfinished(const char* phase) {
+  json record;
+  report::slot(&record, report::process_result) = nullptr;
+  report::put(&record, report::process_phase, phase);
+  return record;
+}
+
 // The process' last JSON line with a result, or its last phase when it ended without one.
 json read_record(const std::string& log) {
   std::ifstream in(log);
   std::string line;
-  json record = {{"result", nullptr}, {"phase", "start"}};
+  json record = unfinished("start");
   while (std::getline(in, line)) {
     const json j = json::parse(line, nullptr, false);
     if (!j.is_object()) continue;
-    if (j.contains("result")) {
+    if (report::read(j, report::process_result)) {
       record = j;
-    } else if (j.contains("phase") && record["result"].is_null()) {
-      record["phase"] = j["phase"];
+    } else if (const auto phase = report::read(j, report::process_phase); phase && !report::read(record, report::process_result)) {
+      report::put(&record, report::process_phase, *phase);
     }
   }
   return record;
@@ -106,31 +113,32 @@ range::Point ProcessesAxis::run(int64_t n, double seconds_left) {
   std::vector<double> warm, cold;
   std::optional<json> first_oom, first_failure;
   for (size_t i = 0; i < pids.size(); ++i) {
-    json r = pids[i] > 0 ? read_record(fmt::format("{}/process-{}-{}.log", folder_, n, i))
-                         : json{{"result", nullptr}, {"phase", "start"}, {"note", "the process could not be started"}};
-    r["process"] = i;
-    r["exit"] = pids[i] > 0 ? json(how_it_ended(status[i])) : json();
-    if (r["result"].is_null()) {
+    json r = pids[i] > 0 ? read_record(fmt::format("{}/process-{}-{}.log", folder_, n, i)) : unfinished("start");
+    if (pids[i] <= 0) report::put(&r, report::process_note, "the process could not be started");
+    report::put(&r, report::process_index, static_cast<int64_t>(i));
+    report::put(&r, report::process_exit, pids[i] > 0 ? std::optional(how_it_ended(status[i])) : std::nullopt);
+    const std::string phase = report::read(r, report::process_phase).value_or("start");
+    if (!report::read(r, report::process_result)) {
       // Ended without its result: by the sweep's budget, or killed from outside (as the kernel's
       // out-of-memory killer does, with SIGKILL), or it crashed.
       const bool killed = pids[i] > 0 && WIFSIGNALED(status[i]) && WTERMSIG(status[i]) == SIGKILL;
-      r["result"] = over_budget ? "time_budget" : killed ? "out_of_memory" : "failed";
-      if (!r.contains("note") || r["note"].is_null())
-        r["note"] = fmt::format("ended in phase {} without a result ({})", r["phase"].get<std::string>(), r["exit"].get<std::string>());
+      report::put(&r, report::process_result, over_budget ? "time_budget" : killed ? "out_of_memory" : "failed");
+      if (!report::read(r, report::process_note))
+        report::put(&r, report::process_note, fmt::format("ended in phase {} without a result ({})", phase,
+                                                          report::read(r, report::process_exit).value_or("not started")));
     }
-    const std::string result = r["result"];
+    const std::string result = report::read(r, report::process_result).value_or("failed");
     if (result == "passed") {
-      if (auto w = json_read::number(r, "warm_median_ms")) warm.push_back(*w);
-      if (auto c = json_read::number(r, "cold_ms")) cold.push_back(*c);
+      if (auto w = report::read(r, report::process_warm_median_ms)) warm.push_back(*w);
+      if (auto c = report::read(r, report::process_cold_ms)) cold.push_back(*c);
     }
-    if (auto rss = json_read::count(r, "rss_peak_bytes")) p.rss_peak = std::max(p.rss_peak.value_or(0), *rss);
-    if (auto d = json_read::count(r, "device_peak_bytes")) p.peak_allocated = std::max(p.peak_allocated.value_or(0), *d);
-    if (auto d = json_read::count(r, "device_reserved_bytes")) p.reserved = std::max(p.reserved.value_or(0), *d);
-    if (auto d = json_read::count(r, "device_total_bytes")) device_total = *d;
+    if (auto rss = report::read(r, report::process_rss_peak_bytes)) p.rss_peak = std::max(p.rss_peak.value_or(0), *rss);
+    if (auto d = report::read(r, report::process_device_peak_bytes)) p.peak_allocated = std::max(p.peak_allocated.value_or(0), *d);
+    if (auto d = report::read(r, report::process_device_reserved_bytes)) p.reserved = std::max(p.reserved.value_or(0), *d);
+    if (auto d = report::read(r, report::process_device_total_bytes)) device_total = *d;
     // The first to run out: the one that got there soonest by its own clock.
-    auto sooner = [&](const std::optional<json>& have) {
-      return !have || json_read::number(r, "seconds").value_or(1e300) < json_read::number(*have, "seconds").value_or(1e300);
-    };
+    const auto seconds = [](const json& record) { return report::read(record, report::process_seconds).value_or(1e300); };
+    auto sooner = [&](const std::optional<json>& have) { return !have || seconds(r) < seconds(*have); };
     if (result == "out_of_memory" && sooner(first_oom)) first_oom = r;
     if (result == "failed" && sooner(first_failure)) first_failure = r;
     records.push_back(r);
@@ -139,8 +147,8 @@ range::Point ProcessesAxis::run(int64_t n, double seconds_left) {
   if (!warm.empty()) p.warm_median_ms = perf::median(warm);
   if (!cold.empty()) p.cold_ms = perf::median(cold);
   auto named = [](const json& r) {
-    return fmt::format("process {} in phase {}: {}", r["process"].get<size_t>(), r["phase"].get<std::string>(),
-                       r["note"].is_string() ? r["note"].get<std::string>() : "");
+    return fmt::format("process {} in phase {}: {}", report::read(r, report::process_index).value_or(0),
+                       report::read(r, report::process_phase).value_or("start"), report::read(r, report::process_note).value_or(""));
   };
   if (first_failure) {
     failure_code = Code::RuntimeError;
@@ -149,14 +157,15 @@ range::Point ProcessesAxis::run(int64_t n, double seconds_left) {
   } else if (first_oom) {
     p.result = range::Result::OutOfMemory;
     p.note = named(*first_oom);
-    if (limit.is_null() || n < limit["processes"].get<int64_t>()) {  // the bisection's smallest N that ran out
+    // the bisection's smallest N that ran out
+    if (limit.is_null() || n < report::read(limit, report::limit_processes).value_or(INT64_MAX)) {
       const json& r = *first_oom;
       limit = json::object();
       report::put(&limit, report::limit_processes, n);
-      report::put(&limit, report::limit_process, r["process"].get<int64_t>());
-      report::put(&limit, report::limit_phase, r["phase"].get<std::string>());
-      report::put(&limit, report::limit_seconds, json_read::number(r, "seconds"));
-      report::put(&limit, report::limit_note, r["note"].is_string() ? std::optional(r["note"].get<std::string>()) : std::nullopt);
+      report::put(&limit, report::limit_process, report::read(r, report::process_index).value_or(0));
+      report::put(&limit, report::limit_phase, report::read(r, report::process_phase).value_or("start"));
+      report::put(&limit, report::limit_seconds, report::read(r, report::process_seconds));
+      report::put(&limit, report::limit_note, report::read(r, report::process_note));
     }
   } else if (over_budget) {
     p.result = range::Result::OverBudget;
