@@ -12,6 +12,7 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -59,11 +60,9 @@ Options job_plan(const WorkerContext& ctx, const Job& job) {
   return plan;
 }
 
-pid_t start(const WorkerContext& ctx, const Job& job) { return start_job(ctx, job_plan(ctx, job), job.dir, job.log()); }
-
-// The next run of the job, started while the one before it still runs: it loads LibTorch meanwhile (paid
-// on the step's path otherwise; the step takes 0.69x as long on an H200), and touches the folder only
-// after go(), once the run before it has ended. Stopped and reaped if never used.
+// A run of the job started ahead, while the run before it still works (or, the first, while L4's other steps
+// do): it loads LibTorch and, on a GPU, makes its CUDA context meanwhile (paid on the step's path otherwise), and
+// touches the folder only after go(), once the run before it has ended. Stopped and reaped if never used.
 class StandbyJob {
  public:
   StandbyJob(const WorkerContext& ctx, const Job& job) {
@@ -102,6 +101,27 @@ class StandbyJob {
   int go_fd_ = -1;
 };
 
+// The step's folder and its job's first run, started when L4 begins (the run loads LibTorch and makes its CUDA
+// context while L4's other steps work) and taken by the step; stopped, and the folder removed, when L4 ends if the
+// step did not take them (it was blocked by an earlier failure).
+struct FirstRun {
+  explicit FirstRun(const WorkerContext& ctx) : job{{folder.path}} {
+    if (!folder.path.empty()) run.emplace(ctx, job);
+  }
+  ScratchFolder folder{kBatchJobFolderPrefix};
+  Job job;
+  std::optional<StandbyJob> run;
+};
+
+std::unique_ptr<FirstRun>& started_ahead() {
+  static std::unique_ptr<FirstRun> first;
+  return first;
+}
+
+const bool kFirstRunAhead = add_prelude(
+    {"L4_App", "StopResume", [](WorkerContext& ctx) { started_ahead() = std::make_unique<FirstRun>(ctx); },
+     [] { started_ahead().reset(); }});
+
 // Past `after` batches and in the middle of the next one: some of its records on disk, not yet committed.
 bool mid_batch(const Job& job, int after) {
   const resume::Checkpoint c = job.committed();
@@ -139,9 +159,12 @@ Outcome broken(const std::string& rule, const std::string& output, const std::st
 }  // namespace
 
 KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
-  ScratchFolder folder(kBatchJobFolderPrefix);
-  if (folder.path.empty()) return Outcome::fail(Code::RuntimeError, "cannot create a scratch folder for the batch job");
-  const Job job{{folder.path}};
+  // Taken, or made now (the step run without its layer's start, as an in-process run's prerequisite may be).
+  std::unique_ptr<FirstRun> first = std::move(started_ahead());
+  if (!first) first = std::make_unique<FirstRun>(ctx);
+  if (first->folder.path.empty())
+    return Outcome::fail(Code::RuntimeError, "cannot create a scratch folder for the batch job");
+  const Job& job = first->job;
   json runs = json::array();
   auto record = [&](const std::string& contract) {  // the step's fact, with the runs so far
     json facts = json::object();
@@ -163,8 +186,8 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
   };
 
   // 1. SIGTERM in the middle of the batch after kStopAfter: a clean stop finishes that batch and commits it.
-  pid_t pid = start(ctx, job);
-  if (pid < 0) return Outcome::fail(Code::RuntimeError, "cannot start the batch job");
+  pid_t pid = first->run->go();
+  if (pid < 0) return Outcome::fail(Code::RuntimeError, "cannot start the batch job");  // never kill(-1, ...)
   StandbyJob second(ctx, job);
   if (auto ended = wait_until(pid, [&] { return mid_batch(job, kStopAfter); }))
     return unexpected("SIGTERM", *ended);
