@@ -82,13 +82,14 @@ std::optional<std::string> not_a_job_folder(const std::string& dir) {
   return std::nullopt;
 }
 
-// The step's go: one byte on standard input; its end (the step gave up on this job) is no go.
-bool go_given() {
+// The step's next word on standard input: 'w' (warm up), any other byte (go), or nothing (its end: the step gave
+// up on this job).
+std::optional<char> word_given() {
   char c = 0;
   for (;;) {
     const ssize_t n = ::read(STDIN_FILENO, &c, 1);
     if (n < 0 && errno == EINTR) continue;
-    return n == 1;
+    return n == 1 ? std::optional(c) : std::nullopt;
   }
 }
 
@@ -106,8 +107,9 @@ kd_app_embed_in batch_input(const Options& options, int batch) {
 }
 
 // What a run on a GPU pays before its first batch (the CUDA context, the libraries' handles, the kernels), paid
-// while it waits for its go: one batch computed and dropped, nothing written. A failure here is the first real
-// batch's to report, after the go.
+// while it waits for its go, once the step says the GPU is its own (a warm-up during L4's other steps would hold
+// GPU memory that the user's model may need): one batch computed and dropped, nothing written. A failure here is
+// the first real batch's to report, after the go.
 void warm_up(const kd_probe_table& probe, const Options& options) {
   const kd_app_embed_in in = batch_input(options, 0);
   auto out = std::make_unique<kd_app_embed_out>();
@@ -129,8 +131,12 @@ int run_batch_job(const Options& options) {
   // Started ahead while the job before it still runs, as a scheduler restarts a job: everything the
   // folder holds is read only once the step says go, after that job has ended.
   if (options.batch_job_standby) {
-    if (!options.cpu_mode()) warm_up(*probe.probe, options);  // the CPU has no context to make
-    if (!go_given()) return fail("not started: L4's stop/resume step ended before it needed this job", kBatchJobStopped);
+    std::optional<char> word = word_given();
+    if (word == 'w') {
+      if (!options.cpu_mode()) warm_up(*probe.probe, options);  // the CPU has no context to make
+      word = word_given();
+    }
+    if (!word) return fail("not started: L4's stop/resume step ended before it needed this job", kBatchJobStopped);
   }
 
   const BatchJobFolder folder{*options.batch_job};

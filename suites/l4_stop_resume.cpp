@@ -60,9 +60,10 @@ Options job_plan(const WorkerContext& ctx, const Job& job) {
   return plan;
 }
 
-// A run of the job started ahead, while the run before it still works (or, the first, while L4's other steps
-// do): it loads LibTorch and, on a GPU, makes its CUDA context meanwhile (paid on the step's path otherwise), and
-// touches the folder only after go(), once the run before it has ended. Stopped and reaped if never used.
+// A run of the job started ahead, when L4 begins: it loads LibTorch while L4's other steps work, makes its CUDA
+// context on warm() (once the step has the GPU: no GPU memory is held during the other steps), both paid on the
+// step's path otherwise, and touches the folder only after go(), once the run before it has ended. Stopped and
+// reaped if never used.
 class StandbyJob {
  public:
   StandbyJob(const WorkerContext& ctx, const Job& job) {
@@ -81,11 +82,11 @@ class StandbyJob {
     if (pid_ > 0) ::kill(pid_, SIGKILL), wait_exit(pid_);
     release();
   }
+  void warm() { say('w'); }
   // The job begins; from here its pid is the caller's to stop and reap (-1: it could not start). A job
   // that ended while waiting (LibTorch did not load) gets no go: the caller reaps it and reads its log.
   pid_t go() {
-    const char g = 'g';
-    if (go_fd_ >= 0) (void)::send(go_fd_, &g, 1, MSG_NOSIGNAL);
+    say('g');
     const pid_t pid = pid_;
     pid_ = -1;
     release();
@@ -93,6 +94,9 @@ class StandbyJob {
   }
 
  private:
+  void say(char word) {
+    if (go_fd_ >= 0) (void)::send(go_fd_, &word, 1, MSG_NOSIGNAL);
+  }
   void release() {
     if (go_fd_ >= 0) ::close(go_fd_);
     go_fd_ = -1;
@@ -101,25 +105,25 @@ class StandbyJob {
   int go_fd_ = -1;
 };
 
-// The step's folder and its job's first run, started when L4 begins (the run loads LibTorch and makes its CUDA
-// context while L4's other steps work) and taken by the step; stopped, and the folder removed, when L4 ends if the
-// step did not take them (it was blocked by an earlier failure).
-struct FirstRun {
-  explicit FirstRun(const WorkerContext& ctx) : job{{folder.path}} {
-    if (!folder.path.empty()) run.emplace(ctx, job);
+// The step's folder and its job's three runs, started when L4 begins and taken by the step; stopped, and the folder
+// removed, when L4 ends if the step did not take them (it was blocked by an earlier failure).
+struct Runs {
+  explicit Runs(const WorkerContext& ctx) : job{{folder.path}} {
+    if (folder.path.empty()) return;
+    for (auto& run : runs) run.emplace(ctx, job);
   }
   ScratchFolder folder{kBatchJobFolderPrefix};
   Job job;
-  std::optional<StandbyJob> run;
+  std::optional<StandbyJob> runs[3];  // stopped with SIGTERM, with SIGKILL, then left to finish
 };
 
-std::unique_ptr<FirstRun>& started_ahead() {
-  static std::unique_ptr<FirstRun> first;
-  return first;
+std::unique_ptr<Runs>& started_ahead() {
+  static std::unique_ptr<Runs> runs;
+  return runs;
 }
 
-const bool kFirstRunAhead = add_prelude(
-    {"L4_App", "StopResume", [](WorkerContext& ctx) { started_ahead() = std::make_unique<FirstRun>(ctx); },
+const bool kRunsAhead = add_prelude(
+    {"L4_App", "StopResume", [](WorkerContext& ctx) { started_ahead() = std::make_unique<Runs>(ctx); },
      [] { started_ahead().reset(); }});
 
 // Past `after` batches and in the middle of the next one: some of its records on disk, not yet committed.
@@ -160,11 +164,12 @@ Outcome broken(const std::string& rule, const std::string& output, const std::st
 
 KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
   // Taken, or made now (the step run without its layer's start, as an in-process run's prerequisite may be).
-  std::unique_ptr<FirstRun> first = std::move(started_ahead());
-  if (!first) first = std::make_unique<FirstRun>(ctx);
-  if (first->folder.path.empty())
+  std::unique_ptr<Runs> ahead = std::move(started_ahead());
+  if (!ahead) ahead = std::make_unique<Runs>(ctx);
+  if (ahead->folder.path.empty())
     return Outcome::fail(Code::RuntimeError, "cannot create a scratch folder for the batch job");
-  const Job& job = first->job;
+  const Job& job = ahead->job;
+  StandbyJob &first = *ahead->runs[0], &second = *ahead->runs[1], &third = *ahead->runs[2];
   json runs = json::array();
   auto record = [&](const std::string& contract) {  // the step's fact, with the runs so far
     json facts = json::object();
@@ -186,9 +191,10 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
   };
 
   // 1. SIGTERM in the middle of the batch after kStopAfter: a clean stop finishes that batch and commits it.
-  pid_t pid = first->run->go();
+  pid_t pid = first.go();
   if (pid < 0) return Outcome::fail(Code::RuntimeError, "cannot start the batch job");  // never kill(-1, ...)
-  StandbyJob second(ctx, job);
+  second.warm();  // while the first run works
+  third.warm();
   if (auto ended = wait_until(pid, [&] { return mid_batch(job, kStopAfter); }))
     return unexpected("SIGTERM", *ended);
   int sent_after = job.committed().batches_done;
@@ -205,7 +211,6 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
   const int resumed = cp.batches_done;
   pid = second.go();
   if (pid < 0) return Outcome::fail(Code::RuntimeError, "cannot start the batch job");  // never kill(-1, ...)
-  StandbyJob third(ctx, job);
   if (auto ended = wait_until(pid, [&] { return mid_batch(job, kKillAfter); }))
     return unexpected("SIGKILL", *ended);
   sent_after = job.committed().batches_done;

@@ -75,6 +75,15 @@ class AppLayer(DiagnosticTest):
         with open(os.path.join(folder, "records.jsonl")) as f:
             self.assertEqual(len(f.read().splitlines()), 64)
 
+    def test_a_resumed_run_told_to_warm_up_still_waits_for_its_go(self):
+        proc, folder = self.standby_job(b"w")  # warmed up, then the step ended: no go
+        self.assertEqual(proc.returncode, 75, proc.stderr)
+        self.assertEqual(os.listdir(folder), ["plan-test-1.json"])
+        proc, folder = self.standby_job(b"wg")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(os.path.join(folder, "checkpoint.json")) as f:
+            self.assertEqual(json.load(f)["batches_done"], 8)
+
     def test_l4_alone_runs_what_it_needs(self):
         r = self.run_kd("--device", "cpu", "--layers", "L4")
         self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
