@@ -20,8 +20,9 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b);
 }
 
-bool all_digits(const std::string& s) {
-  if (s.empty()) return false;
+// A count of MiB nvidia-smi could print: digits, few enough that no GPU's memory overflows it.
+bool mib_count(const std::string& s) {
+  if (s.empty() || s.size() > 15) return false;
   for (char c : s)
     if (!std::isdigit(static_cast<unsigned char>(c))) return false;
   return true;
@@ -57,7 +58,7 @@ nlohmann::json host_from_nvidia_smi(bool found, bool timed_out, int exit_status,
       const size_t comma = line.find(',');
       const std::string driver = comma == std::string::npos ? "" : trim(line.substr(0, comma));
       const std::string memory = comma == std::string::npos ? "" : trim(line.substr(comma + 1));
-      if (driver.empty() || !all_digits(memory)) {
+      if (driver.empty() || !mib_count(memory)) {
         report::put(&host, report::host_status, "failed");
         report::put(&host, report::host_message, redact("unexpected output: " + line));
         break;

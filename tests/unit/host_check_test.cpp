@@ -27,6 +27,8 @@ TEST(HostCheck, AbsentTimedOutFailedGarbage) {
   EXPECT_EQ(garbage["status"], "failed");
   EXPECT_TRUE(garbage["gpus"].empty());
   EXPECT_EQ(host_from_nvidia_smi(true, false, 0, "580.1, lots\n", 0.1)["status"], "failed");
+  // A number no GPU has: refused as unexpected output, never an exception out of the host check.
+  EXPECT_EQ(host_from_nvidia_smi(true, false, 0, "580.1, 99999999999999999999999\n", 0.1)["status"], "failed");
 }
 
 TEST(HostCheck, FailureMessagesAreRedacted) {
