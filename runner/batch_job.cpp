@@ -128,8 +128,8 @@ int run_batch_job(const Options& options) {
 
   const ProbeLoad probe = load_probe(default_probe_path());
   if (!probe.probe) return fail(probe.message, 3);
-  // Started ahead while the job before it still runs, as a scheduler restarts a job: everything the
-  // folder holds is read only once the step says go, after that job has ended.
+  // Started ahead (when L4 begins), as a scheduler has a job's next start ready: warmed up when the step says
+  // so, and everything the folder holds read only once it says go, after the run before this one has ended.
   if (options.batch_job_standby) {
     std::optional<char> word = word_given();
     if (word == 'w') {
@@ -154,7 +154,7 @@ int run_batch_job(const Options& options) {
     return fail("cannot open the records at the checkpoint");
   auto out = std::make_unique<kd_app_embed_out>();
   for (int batch = cp.batches_done; batch < resume::kItems / resume::kBatchSize; ++batch) {
-    kd_app_embed_in in = batch_input(options, batch);
+    const kd_app_embed_in in = batch_input(options, batch);
     const kd_status s = probe.probe->app_embeddings(&in, out.get());
     if (s.kind != KD_OK) return fail(s.message, 9);
     const app::Embeddings e = app::embeddings_from_probe(in, *out, resume::kDim);
