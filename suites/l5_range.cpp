@@ -214,7 +214,14 @@ KD_STEP(5, L5_Memory, OperatingRange, "L5.range", "L3.synchronize") {
     const kd_status st = ctx.probe->range_memory_fraction(ctx.device_index(), o.range_memory_fraction);
     if (st.kind != KD_OK) return backend_failure(st);
   }
-  range::Limits limits{1, int64_t(1) << 30, budget, 16};
+  // The memory a point may reach: the capped allocator's share of the device (known from the first point's
+  // counters), or the CPU guard's share of the host's available memory.
+  const auto memory_cap = [&]() -> std::optional<uint64_t> {
+    if (s.device_total) return static_cast<uint64_t>(*s.device_total * o.range_memory_fraction);
+    if (available) return range::host_cap_bytes(s.host_share, *available);
+    return std::nullopt;
+  };
+  range::Limits limits{1, int64_t(1) << 30, budget, 16, memory_cap};
   range::RunPoint run = [&](int64_t v, double left) { return s.run(v, left); };
   if (axis == "concurrency") {
     // On the CPU past four executions a core nothing new is learnt; on a GPU the probe's own bound.
@@ -245,10 +252,7 @@ KD_STEP(5, L5_Memory, OperatingRange, "L5.range", "L3.synchronize") {
   json fixed = axis == "batch"    ? json{{"max_length", kL4MaxLength}}
                : axis == "length" ? json{{"batch", kL4Count}}
                                   : json{{"batch", kL4Count}, {"max_length", kL4MaxLength}};
-  const std::optional<uint64_t> cap =
-      s.device_total ? std::optional(static_cast<uint64_t>(*s.device_total * o.range_memory_fraction))
-      : available    ? std::optional(range::host_cap_bytes(s.host_share, *available))
-                     : std::nullopt;
+  const std::optional<uint64_t> cap = memory_cap();
   json fact = json::object();
   report::put(&fact, report::range_axis, axis);
   report::put(&fact, report::range_workload, workload(axis, s.gpu ? fmt::format("cuda:{}", ctx.device_index()) : "cpu"));

@@ -35,6 +35,30 @@ std::optional<uint64_t> host_available_bytes() {
   return std::nullopt;
 }
 
+std::optional<int64_t> guided_point(const std::vector<Memory>& passes, uint64_t cap, int64_t lo, int64_t hi,
+                                    int64_t step) {
+  std::vector<Memory> known;
+  for (const Memory& m : passes)
+    if (m.value > 0 && m.bytes > 0) known.push_back(m);
+  if (known.empty() || cap == 0 || step < 1 || hi - lo <= step) return std::nullopt;
+  std::sort(known.begin(), known.end(), [](const Memory& a, const Memory& b) { return a.value < b.value; });
+  const Memory& top = known.back();
+  double exponent = 1;  // one pass: memory proportional to the value
+  if (known.size() >= 2) {
+    const Memory& below = known[known.size() - 2];
+    if (below.value >= top.value || below.bytes >= top.bytes) return std::nullopt;  // memory that does not grow: no model
+    exponent = std::log(static_cast<double>(top.bytes) / static_cast<double>(below.bytes)) /
+               std::log(static_cast<double>(top.value) / static_cast<double>(below.value));
+  }
+  exponent = std::clamp(exponent, 0.5, 4.0);
+  const double at_cap = static_cast<double>(top.value) * std::pow(static_cast<double>(cap) / static_cast<double>(top.bytes), 1 / exponent);
+  if (!std::isfinite(at_cap)) return std::nullopt;
+  const double k = std::floor((std::clamp(at_cap, static_cast<double>(lo), static_cast<double>(hi)) - static_cast<double>(lo)) /
+                              static_cast<double>(step));
+  const int64_t last = (hi - lo - 1) / step;  // the grid's last point below hi
+  return lo + std::clamp(static_cast<int64_t>(k), int64_t(1), last) * step;
+}
+
 namespace {
 
 class Sweep {
@@ -55,7 +79,11 @@ class Sweep {
       p = run_(value, left);
       p.value = value;
       p.seconds = now_() - t;
-      if (p.result == Result::Passed) last_pass_ = p;
+      if (p.result == Result::Passed) {
+        last_pass_ = p;
+        const std::optional<uint64_t>& bytes = p.peak_allocated ? p.peak_allocated : p.estimated_bytes;
+        if (bytes) passes_.push_back({p.value, *bytes});
+      }
     }
     out_.points.push_back(p);
     return out_.points.back();
@@ -76,8 +104,26 @@ class Sweep {
     }
     if (fail->result == Result::Failed || fail->result == Result::OverBudget) return finish(lo, *fail);
     Point hi = *fail;  // bisect: lo passed, hi failed (out of memory or over the fraction)
-    while (hi.value - lo > std::max<int64_t>(1, hi.value / std::max(1, limits_.bisect_divisor))) {
-      const Point& p = at(lo + (hi.value - lo) / 2);
+    const int64_t step = std::max<int64_t>(1, (hi.value - lo) / std::max(1, limits_.bisect_divisor));
+    // Over the cap, not out of a device shared with others: the cap says where the limit is.
+    const std::optional<uint64_t> cap =
+        hi.result == Result::MemoryFraction && limits_.memory_cap ? limits_.memory_cap() : std::nullopt;
+    const std::optional<int64_t> guess = cap ? guided_point(passes_, *cap, lo, hi.value, step) : std::nullopt;
+    // Guided, the bisection stays on the grid and ends at one step: never a wider bracket than plain halving's.
+    const auto open = [&] {
+      return guess ? hi.value - lo > step : hi.value - lo > std::max<int64_t>(1, hi.value / std::max(1, limits_.bisect_divisor));
+    };
+    bool guess_passed = false;
+    for (int placed = 0; open(); ++placed) {
+      int64_t value = lo + (hi.value - lo) / 2;
+      if (guess) {
+        const int64_t steps = (hi.value - lo + step - 1) / step, neighbour = guess_passed ? lo + step : hi.value - step;
+        value = placed == 0                                           ? *guess
+                : placed == 1 && neighbour > lo && neighbour < hi.value ? neighbour  // closes the bracket if the guess was right
+                                                                        : lo + steps / 2 * step;
+      }
+      const Point& p = at(value);
+      guess_passed = p.result == Result::Passed;
       if (p.result == Result::Passed) {
         lo = p.value;
       } else if (p.result == Result::Failed) {
@@ -117,6 +163,7 @@ class Sweep {
   const Clock& now_;
   const double t0_;
   std::optional<Point> last_pass_;
+  std::vector<Memory> passes_;  // the passed points' memory, for the guided bisection
   Outcome out_;
 };
 

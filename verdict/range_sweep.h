@@ -1,5 +1,7 @@
 // Layer L5's operating range, torch-free and unit-tested: grow one axis of a workload by
 // doubling until a point fails, then bisect between the last pass and the first failure.
+// When the failure was the memory cap and the cap is known, the bisection's first two points are
+// where the passed points' memory says the cap is reached (guided), the rest halve the bracket.
 // The points themselves are run by a callback (the probe in the worker, a fake in the tests).
 #pragma once
 #include <cstdint>
@@ -40,7 +42,22 @@ struct Limits {
   int64_t max_value = int64_t(1) << 30;  // the axis' own ceiling: a sweep always ends
   double budget_s = 20;
   int bisect_divisor = 16;  // bisect until the gap is at most max(1, first failure / bisect_divisor)
+  // The memory a point may reach (the capped allocator's share of the device; the CPU guard's share of
+  // the host), once known. Unset or nullopt: plain bisection.
+  std::function<std::optional<uint64_t>()> memory_cap = {};
 };
+
+// Guided bisection: between lo (passed) and hi (failed by the memory cap), on the grid of steps
+// max(1, (hi - lo) / divisor) from lo that plain bisection would reach, the largest point whose memory,
+// extrapolated from the two largest passes (m = c * v^a; one pass: proportional), stays within cap.
+// Its neighbour on the grid then closes the bracket when the guess was right. nullopt without a model.
+struct Memory {
+  int64_t value;
+  uint64_t bytes;  // peak allocated on a GPU, the workload's estimate on the CPU
+};
+std::optional<int64_t> guided_point(const std::vector<Memory>& passes, uint64_t cap, int64_t lo, int64_t hi,
+                                    int64_t step);
+
 
 struct Outcome {
   std::vector<Point> points;                // in the order they ran

@@ -56,7 +56,7 @@ class OperatingRange(DiagnosticTest):
         self.assertEqual(rng["largest_pass"], max(p["value"] for p in passed))
         # Three seconds end a CPU sweep long before 0.9 of the host's memory does (a small runner may hit the memory).
         self.assertIn(rng["stop_reason"], ("time_budget", "memory_fraction"))
-        self.assertEqual(rng["first_fail"], rng["points"][-1]["value"])
+        self.assertEqual(rng["first_fail"], min(p["value"] for p in rng["points"] if p["result"] != "passed"))
         self.assertLess(rng["seconds"], 3 + 3)  # a point's runs are not cut short: the last may pass the budget
         # The table, in the order of the axis.
         self.assertIn(f"Operating range (batch; {rng['workload']}): largest pass {rng['largest_pass']}", r.stdout)
@@ -86,6 +86,26 @@ class OperatingRange(DiagnosticTest):
         self.assertEqual(rng["first_fail"], min(p["value"] for p in refused))
         self.assertEqual(r.report["requested"]["range_axis"], "length")
         self.assertEqual(r.report["requested"]["range_memory_fraction"], 0.000001)
+
+    def test_the_bisection_starts_where_the_memory_cap_is_reached(self):
+        # The guard's cap is reached at a few thousand sequences: the doubling passes it in well under the budget.
+        r, _, rng = self.range_run("--range-memory-fraction", "0.002")
+        self.assertEqual(rng["stop_reason"], "memory_fraction")
+        points = rng["points"]
+        doubling = next(i for i, p in enumerate(points) if p["result"] != "passed")
+        lo, hi = points[doubling - 1]["value"], points[doubling]["value"]
+        self.assertEqual(hi, 2 * lo)
+        # The first point after it: the largest on the bisection's grid (steps of 1/16 of the bracket) whose
+        # estimate stays within the cap, from the estimates of the passed points (exactly proportional here).
+        step = (hi - lo) // 16
+        per_sequence = points[doubling - 1]["estimated_bytes"] / lo
+        fits = rng["memory_cap_bytes"] / per_sequence
+        guess = lo + max(1, min(15, int((fits - lo) // step))) * step
+        bisection = points[doubling + 1:]
+        self.assertEqual(bisection[0]["value"], guess, [p["value"] for p in points])
+        # The bracket ends one grid step wide, as plain halving ends it, within 1/16 of the first failure.
+        self.assertEqual(rng["first_fail"] - rng["largest_pass"], step)
+        self.assertLessEqual(16 * (rng["first_fail"] - rng["largest_pass"]), rng["first_fail"])
 
     def test_the_concurrency_axis_on_cpu_records_throughput_latency_and_the_knee(self):
         r, folder, rng = self.range_run("--range-axis", "concurrency")

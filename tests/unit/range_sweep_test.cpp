@@ -160,6 +160,83 @@ TEST(RangeSweep, TheAxisCeilingEndsASweepThatNeverFails) {
   EXPECT_FALSE(o.first_fail);
 }
 
+// A GPU point's memory, as the probe reports it: bytes_per_unit * value (peak allocated), refused by the
+// capped allocator above `fits`; `reported` scales what the point reports against what it really uses.
+struct CappedFake {
+  int64_t fits = 5000;
+  double reported = 1;
+  std::vector<int64_t> ran = {};
+
+  Outcome run(bool cap_known) {
+    Limits l{1, int64_t(1) << 30, 20, 16};
+    if (cap_known) l.memory_cap = [this] { return std::optional<uint64_t>(1000 * static_cast<uint64_t>(fits)); };
+    return sweep(
+        l,
+        [&](int64_t v, double) {
+          ran.push_back(v);
+          Point p;
+          p.result = v <= fits ? Result::Passed : Result::MemoryFraction;
+          p.peak_allocated = static_cast<uint64_t>(reported * 1000 * static_cast<double>(v));
+          return p;
+        },
+        [] { return 0.0; });
+  }
+};
+
+TEST(RangeSweep, AKnownCapGuidesTheBisectionToTheSameBracketInTwoPoints) {
+  CappedFake plain, guided;
+  const Outcome a = plain.run(false), b = guided.run(true);
+  EXPECT_EQ(a.largest_pass, 4864);  // 4096 passed, 8192 over the cap: 6144, 5120, 4608, 4864
+  EXPECT_EQ(a.first_fail, 5120);
+  EXPECT_EQ(b.largest_pass, a.largest_pass);
+  EXPECT_EQ(b.first_fail, a.first_fail);
+  EXPECT_EQ(b.stop_reason, "memory_fraction");
+  // The same doubling; then 4864, where 2048's and 4096's memory reach the cap, and its neighbour 5120.
+  EXPECT_EQ(std::vector<int64_t>(guided.ran.end() - 2, guided.ran.end()), (std::vector<int64_t>{4864, 5120}));
+  EXPECT_EQ(guided.ran.size() + 2, plain.ran.size());
+}
+
+TEST(RangeSweep, AGuidedBisectionFindsTheSameLimitAsAPlainOneWhereverItLies) {
+  for (int64_t fits : {3, 5, 9, 100, 1023, 1025, 5000, 6143, 6144, 7900, 8191, 100000, 123456789})
+    for (double reported : {1.0, 0.5, 0.9, 1.1, 2.0}) {  // exact, and memory the model reads too low or too high
+      CappedFake plain{fits, reported}, guided{fits, reported};
+      const Outcome a = plain.run(false), b = guided.run(true);
+      ASSERT_TRUE(b.largest_pass && b.first_fail) << fits;
+      EXPECT_LE(*b.largest_pass, fits);
+      EXPECT_GT(*b.first_fail, fits);
+      EXPECT_LE((*b.first_fail - *b.largest_pass) * 16, std::max<int64_t>(16, *b.first_fail)) << fits;
+      // Never a coarser bracket than plain bisection's; as many points at most when the model is right.
+      EXPECT_GE(*b.largest_pass, *a.largest_pass) << fits << " " << reported;
+      EXPECT_LE(*b.first_fail, *a.first_fail) << fits << " " << reported;
+      if (reported == 1.0) {
+        EXPECT_LE(guided.ran.size(), plain.ran.size()) << fits;
+      }
+      // Wrong by any factor, the guess costs three points at most: itself, its neighbour, one more halving.
+      EXPECT_LE(guided.ran.size(), plain.ran.size() + 3) << fits << " " << reported;
+    }
+}
+
+TEST(RangeSweep, ADeviceFullOfOthersIsBisectedPlainly) {
+  Fake f;  // out_of_memory: the device itself, whose free memory the cap does not tell
+  f.fits = 5000;
+  f.seconds_per_unit = 0;
+  Limits l{1, int64_t(1) << 30, 20, 16};
+  l.memory_cap = [] { return std::optional<uint64_t>(5000); };
+  f.run(l);
+  EXPECT_EQ(std::vector<int64_t>(f.ran.end() - 4, f.ran.end()), (std::vector<int64_t>{6144, 5120, 4608, 4864}));
+}
+
+TEST(RangeSweep, TheGuessNeedsMemoryThatGrows) {
+  EXPECT_EQ(guided_point({}, 1000, 64, 128, 4), std::nullopt);
+  EXPECT_EQ(guided_point({{32, 500}, {64, 500}}, 1000, 64, 128, 4), std::nullopt);  // flat: no model
+  EXPECT_EQ(guided_point({{64, 640}}, 900, 64, 128, 4), 88);                        // proportional: 90 fits
+  EXPECT_EQ(guided_point({{32, 320}, {64, 640}}, 900, 64, 128, 4), 88);
+  EXPECT_EQ(guided_point({{32, 100}, {64, 400}}, 1000, 64, 128, 4), 100);           // quadratic: 101 fits
+  EXPECT_EQ(guided_point({{64, 640}}, 100000, 64, 128, 4), 124);  // past hi: the grid's last point below it
+  EXPECT_EQ(guided_point({{64, 640}}, 10, 64, 128, 4), 68);       // below lo: the grid's first point above it
+  EXPECT_EQ(guided_point({{64, 640}}, 1000, 64, 68, 4), std::nullopt);  // no grid point inside
+}
+
 }  // namespace
 }  // namespace kd::range
 
