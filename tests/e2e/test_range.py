@@ -11,12 +11,13 @@ from kd import BUILD, DiagnosticTest, needs_probe
 XMLLINT = os.environ.get("KD_XMLLINT", "xmllint")
 
 
-def mem_total():
+def meminfo(key):
+    """A /proc/meminfo figure in bytes (MemTotal, MemAvailable)."""
     with open("/proc/meminfo") as f:
         for line in f:
-            if line.startswith("MemTotal:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1]) * 1024
-    raise RuntimeError("no MemTotal")
+    raise RuntimeError(f"no {key}")
 
 
 @needs_probe
@@ -36,7 +37,7 @@ class OperatingRange(DiagnosticTest):
         self.assertEqual(rng["memory_limit"], "host_estimate")
         # Issue 17: a shared node keeps most of its memory: a quarter of MemAvailable at most (docs/limits.md).
         self.assertEqual(rng["host_memory_share"], 0.25)
-        total = mem_total()
+        total = meminfo("MemTotal")
         self.assertGreater(rng["memory_cap_bytes"], 0)
         self.assertLessEqual(rng["memory_cap_bytes"], total // 4)
         for p in rng["points"]:
@@ -88,8 +89,10 @@ class OperatingRange(DiagnosticTest):
         self.assertEqual(r.report["requested"]["range_memory_fraction"], 0.000001)
 
     def test_the_bisection_starts_where_the_memory_cap_is_reached(self):
-        # The guard's cap is reached at a few thousand sequences: the doubling passes it in well under the budget.
-        r, _, rng = self.range_run("--range-memory-fraction", "0.002")
+        # A cap of about 48 MiB, whatever the host has: reached at a few thousand sequences, which the doubling
+        # passes in well under the budget.
+        fraction = min(0.25, 48 * 2**20 / meminfo("MemAvailable"))
+        r, _, rng = self.range_run("--range-memory-fraction", f"{fraction:.6f}")
         self.assertEqual(rng["stop_reason"], "memory_fraction")
         points = rng["points"]
         doubling = next(i for i, p in enumerate(points) if p["result"] != "passed")
