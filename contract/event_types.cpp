@@ -112,6 +112,7 @@ json body(const SetupFailure& e) {
   return {{"suite", e.suite}, {"status", "failed"}, {"code", e.code}, {"stage", e.stage}, {"message", e.message}};
 }
 json body(const End& e);
+json body(const Exit& e) { return {{"status", e.status}}; }
 
 template <class T>
 json wire(const T& e) {
@@ -142,6 +143,7 @@ Event read(const std::string& kind, Fields& f) {
     return SetupFailure{f.text("suite"), f.text("code"), f.text("stage"), f.text("message")};
   }
   if (kind == End::kName) return End{f.whole("ran"), f.whole("failed"), f.whole("skipped"), f.failure("failure")};
+  if (kind == Exit::kName) return Exit{f.whole("status")};
   return Unknown{kind};
 }
 

@@ -12,7 +12,7 @@ namespace kd {
 
 const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error", "leak", "range-leak",
                                           "device-assert", "slow-save", "cpu-shards", "cpu-shard-oom", "shard-oom",
-                                          "collective-wrong", "collective-rank-exit"};
+                                          "collective-wrong", "collective-rank-exit", "slow-exit"};
 
 namespace {
 
@@ -379,7 +379,8 @@ std::vector<OptionRow> make_table() {
                                 "CPU processes; the second runs out of memory), shard-oom (the\n"
                                 "second GPU's shard runs out of memory), collective-wrong (L8:\n"
                                 "the last rank adds 1 to one element), collective-rank-exit\n"
-                                "(L8: the last rank is killed right after joining);\n"
+                                "(L8: the last rank is killed right after joining), slow-exit\n"
+                                "(the worker stays 3 s after its last event);\n"
                                 "recorded in the report, never a diagnosis"));
   fault.audience = Audience::TestOnly;
   fault.read = [](const std::string& v, Options& o) -> Error {

@@ -4,11 +4,14 @@
 // re-run of a model; with --kd-nvml-facts, the NVML child; `aggregate` reads many machines' reports.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "contract/events.h"
 #include "contract/run_plan.h"
 #include "fixtures/layer_test.h"
 #include "fixtures/nvml_facts.h"
@@ -28,13 +31,29 @@ namespace {
 // files were closed, so LibTorch's and the CUDA runtime's static teardown, which a normal exit runs, would check
 // nothing and only delay the verdict (docs/BENCHMARKS.md, 2026-12-02 night). Sanitizer builds end normally, so
 // that the checks they make at exit still run.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(__SANITIZE_UNDEFINED__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 [[noreturn]] void end_after_job(int rc) {
   std::fflush(nullptr);
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(__SANITIZE_UNDEFINED__)
-  std::exit(rc);
-#else
+  if (kSanitized) std::exit(rc);
   ::_exit(rc);
-#endif
+}
+
+// The worker says so before it ends (events::Exit): the supervisor then gives the verdict without waiting for
+// the kernel to unmap the worker's memory and release its GPU context (about 0.1 s on an H200,
+// docs/BENCHMARKS.md). A sanitizer build's worker says nothing: its checks at exit are waited for.
+// TEST ONLY --inject-fault slow-exit: the worker stays 3 s after saying so, as a slow teardown would.
+[[noreturn]] void end_worker(const kd::Options& options, int rc) {
+  if (!kSanitized) {
+    std::fflush(nullptr);
+    kd::events::emit(kd::events::Exit{rc});
+    if (options.fault == "slow-exit") std::this_thread::sleep_for(std::chrono::seconds(3));
+  }
+  end_after_job(rc);
 }
 
 }  // namespace
@@ -71,7 +90,7 @@ int main(int argc, char** argv) {
   if (options.cpu_rerun) end_after_job(kd::run_model_rerun(options));  // started by L4.model_run after a device-side assert
   if (options.range_job_share) end_after_job(kd::run_range_job(options));  // started by L5's processes axis
   if (options.shard_job) end_after_job(kd::run_shard_job(options));  // started by L4 across devices
-  if (options.worker_fd >= 0) end_after_job(kd::run_worker(options, argv[0], kd::events::fd_sink(options.worker_fd)));
+  if (options.worker_fd >= 0) end_worker(options, kd::run_worker(options, argv[0], kd::events::fd_sink(options.worker_fd)));
   if (options.has_gtest_flag("list_tests")) return kd::run_worker(options, argv[0], nullptr);  // lists, runs nothing
   return kd::supervise(options, kd::self_executable());
 }

@@ -135,9 +135,9 @@ void run_child(const Options& o, const std::string& exe, const std::string& plan
   }
 
   events::LineCollector lines;
-  bool eof = false;
+  bool eof = false, verdict_in = false, exit_told = false;
   char buf[8192];
-  while (!eof) {
+  while (!eof && !exit_told) {
     if (g_stop_signal) {
       run->worker.interrupted = true;
       break;
@@ -151,8 +151,18 @@ void run_child(const Options& o, const std::string& exe, const std::string& plan
     if (n > 0) {
       const size_t seen = lines.events().size();
       lines.feed(std::string_view(buf, static_cast<size_t>(n)));
-      if (live)
-        for (size_t e = seen; e < lines.events().size(); ++e) live->on_event(lines.events()[e]);
+      for (size_t e = seen; e < lines.events().size(); ++e) {
+        const events::Event& ev = lines.events()[e];
+        verdict_in = verdict_in || std::holds_alternative<events::End>(ev);
+        // After its verdict the worker says it ends: what is left is the kernel's teardown of its memory and
+        // GPU context, not waited for (contract/event_types.h). Should it linger, die_with_parent ends it.
+        if (const auto* x = std::get_if<events::Exit>(&ev); x && verdict_in) {
+          run->worker.exited = true;
+          run->worker.exit_status = static_cast<int>(x->status);
+          exit_told = true;
+        }
+        if (live) live->on_event(ev);
+      }
       if (lines.overflowed()) {
         run->worker.flooded = true;
         break;
@@ -168,7 +178,11 @@ void run_child(const Options& o, const std::string& exe, const std::string& plan
   lines.finish();
   if (live) live->finish();
   run->events = lines.events();
+  run->events.erase(std::remove_if(run->events.begin(), run->events.end(),
+                                   [](const events::Event& e) { return std::holds_alternative<events::Exit>(e); }),
+                    run->events.end());
   run->malformed_events = lines.malformed();
+  if (exit_told) return;
 
   const bool has_verdict = !run->events.empty() && std::holds_alternative<events::End>(run->events.back());
   if (eof) {

@@ -318,3 +318,33 @@ class SignalWhileSaving(DiagnosticTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@needs_probe
+class WorkerEnd(Leftovers):
+    def processes_of_this_run(self):
+        """The processes whose command line names this test's TMPDIR (the worker's names its plan there)."""
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if self.tmp.encode() in f.read():
+                        found.append(int(pid))
+            except OSError:
+                pass  # it ended meanwhile
+        return found
+
+    def test_the_verdict_does_not_wait_for_the_worker_to_end_and_no_worker_outlives_the_run(self):
+        # slow-exit (test only): after its last event the worker stays 3 s, as a slow teardown of its memory and
+        # GPU context would. The verdict does not wait for it, and the run's end ends it: nothing of it remains.
+        r = self.run_kd("--device", "cpu", "--inject-fault", "slow-exit", env=self.env)
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        if BUILD.sanitize:  # a sanitizer build's worker ends normally, and its checks at exit are waited for
+            self.assertGreaterEqual(r.seconds, 3)
+        else:
+            self.assertLess(r.seconds, 3)
+        deadline = time.monotonic() + 2
+        while self.processes_of_this_run() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(self.processes_of_this_run(), [])
+        self.assertNothingLeft()

@@ -185,6 +185,16 @@ TEST_F(RoundTrip, EndWithEitherFailureOrNone) {
   EXPECT_EQ(f.message, "p = [[3,1],[7,2]]");
 }
 
+TEST_F(RoundTrip, Exit) {
+  EXPECT_EQ(sent(Exit{0}).status, 0);
+  EXPECT_EQ(sent(Exit{1}).status, 1);
+  LineCollector c;  // its wire form, and a status that is no whole number is no event
+  c.feed("{\"ev\":\"exit\",\"status\":0}\n{\"ev\":\"exit\"}\n{\"ev\":\"exit\",\"status\":\"0\"}\n");
+  EXPECT_EQ(c.events().size(), 1u);
+  EXPECT_EQ(c.malformed(), 2);
+  EXPECT_EQ(to_json(Exit{3}).dump(), R"({"ev":"exit","status":3})");
+}
+
 // Lines exactly as the listener and the steps wrote them before the events were typed (the listener's from
 // tests/listener_cases; nlohmann writes keys sorted): each is still its event, and written back byte for byte.
 TEST(WireLines, TheOldLinesReadAsTheirEventsAndWriteBackTheSame) {
