@@ -31,8 +31,11 @@ namespace {
 // files were closed, so LibTorch's and the CUDA runtime's static teardown, which a normal exit runs, would check
 // nothing and only delay the verdict (docs/BENCHMARKS.md, 2026-12-02 night). Sanitizer builds end normally, so
 // that the checks they make at exit still run.
+// GCC names a sanitizer build by macros, clang (the CI's sanitizer build) by __has_feature.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(__SANITIZE_UNDEFINED__)
 constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+constexpr bool kSanitized = __has_feature(address_sanitizer) || __has_feature(thread_sanitizer);
 #else
 constexpr bool kSanitized = false;
 #endif
