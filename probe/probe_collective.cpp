@@ -161,7 +161,14 @@ kd_status operation(const char* what, kd_collective_check_out* out, Fn fn) {
   });
   out->seconds = since(t0);
   if (s.kind == KD_ERR_UNREACHABLE) {
+    // A slower peer may still be on its way to the operation (a dead one broke it first): its mark gets a
+    // moment (2 s at most) before this rank names who never reached it.
+    const auto until = Clock::now() + ms(std::min(left(), 2.0));
     list_missing(what, &out->missing_count, out->missing);
+    while (out->missing_count > 0 && Clock::now() < until) {
+      std::this_thread::sleep_for(milliseconds(50));
+      list_missing(what, &out->missing_count, out->missing);
+    }
     wait_for_readers(what, out->missing_count);
   }
   return s;
