@@ -6,6 +6,7 @@
 #include "fixtures/target_gpu.h"
 #include "probe/build_settings.h"
 #include "contract/events.h"
+#include "contract/report_parts.h"
 #include "verdict/gpu_health.h"
 
 namespace kd {

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "contract/report_parts.h"
 #include "fixtures/app_contract_io.h"
 #include "fixtures/batch_rows.h"
 #include "fixtures/child_process.h"

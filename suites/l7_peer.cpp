@@ -14,6 +14,7 @@
 
 #include "fixtures/layer_test.h"
 #include "contract/events.h"
+#include "contract/report_parts.h"
 #include "verdict/performance.h"
 
 namespace kd {
