@@ -26,7 +26,7 @@ Loaded load() {
   const std::string path = beside_this_library();
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    l.why = "the probe's heavy part (" KD_PROBE_HEAVY_LIBRARY ": models, peer copies, collective) is not built "
+    l.why = "the probe's heavy part (" KD_PROBE_HEAVY_LIBRARY ": layers L4 to L8) is not built "
             "beside libkd_probe.so: build it with scripts/build (scripts/run does when a run needs it)";
     return l;
   }

@@ -1,6 +1,7 @@
 // The probe's heavy part, libkd_probe_heavy.so beside libkd_probe.so: L4's models (TorchScript, AOTInductor),
-// its built-in workloads and extensions, L7's peer copies and all-reduce, L8's collective. It is a library of
-// its own so that a first run builds only what L1-L3 (and L5, L6) use: its sources take most of the build.
+// its built-in workloads and extensions, L5's memory workload and range sweep, L6's timing and ceilings, L7's
+// peer copies and all-reduce, L8's collective. It is a library of its own so that a first run (L1-L3) builds
+// only what it uses: these sources take most of the build.
 // libkd_probe.so's table forwards these entries to it, loading it at the first call.
 #pragma once
 #include "probe_api.h"

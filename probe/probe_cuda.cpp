@@ -4,7 +4,6 @@
 #include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
 
 #include "device_ops.h"
 #include "probe_status.h"
@@ -43,16 +42,6 @@ kd_status synchronize(int index) {
     c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(index));
     c10::cuda::device_synchronize();
   });
-}
-
-void on_pool_stream(int index, const std::function<void()>& fn) {
-  c10::cuda::CUDAGuard device(static_cast<c10::DeviceIndex>(index));
-  c10::cuda::CUDAStreamGuard stream(c10::cuda::getStreamFromPool(false, static_cast<c10::DeviceIndex>(index)));
-  fn();
-}
-
-void stream_synchronize_or_throw(int index) {
-  c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(index)).synchronize();
 }
 
 kd_status spin_forever(int index) {

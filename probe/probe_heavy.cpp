@@ -14,6 +14,12 @@ kd_probe_table heavy_entries() {
   t.app_training = app_training;
   t.model_load = model_load;
   t.model_run = model_run;
+  t.timing_segments = timing_segments;
+  t.ceiling = ceiling;
+  t.memory_workload = memory_workload;
+  t.range_memory_fraction = range_memory_fraction;
+  t.range_point = range_point;
+  t.range_concurrent = range_concurrent;
   t.peer_copy = peer_copy;
   t.all_reduce = all_reduce;
   t.extension_load = extension_load;

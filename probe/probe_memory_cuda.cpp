@@ -1,7 +1,9 @@
-// L5's allocator operations on a CUDA device. CUDA-only, like probe_cuda.cpp.
+// L5's allocator and stream operations on a CUDA device. CUDA-only, like probe_cuda.cpp.
 #include <ATen/cuda/CUDAContextLight.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 
 #include "cuda_memory.h"
 #include "device_ops.h"
@@ -18,5 +20,15 @@ void memory_set_fraction(int index, double fraction) {
   c10::cuda::CUDACachingAllocator::setMemoryFraction(fraction, static_cast<c10::DeviceIndex>(index));
 }
 void memory_release_blas_workspaces() { at::cuda::clearCublasWorkspaces(); }
+
+void on_pool_stream(int index, const std::function<void()>& fn) {
+  c10::cuda::CUDAGuard device(static_cast<c10::DeviceIndex>(index));
+  c10::cuda::CUDAStreamGuard stream(c10::cuda::getStreamFromPool(false, static_cast<c10::DeviceIndex>(index)));
+  fn();
+}
+
+void stream_synchronize_or_throw(int index) {
+  c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(index)).synchronize();
+}
 
 }  // namespace kd::probe

@@ -18,7 +18,6 @@
 #include "build_settings.h"
 #include "device_ops.h"
 #include "heavy_part.h"
-#include "probe_app.h"
 #include "probe_status.h"
 
 namespace kd::probe {
@@ -131,7 +130,7 @@ kd_status tiny_synchronize() {
   return s.on_gpu ? synchronize(s.index) : ok_status();
 }
 
-// The entries of L4's models and workloads, L7 and L8 are the heavy part's (heavy_part.h).
+// The entries of L4 to L8 are the heavy part's (heavy_part.h): this library is L1-L3's.
 template <auto Field>
 constexpr auto heavy = Forward<Field>::call;
 using T = kd_probe_table;
@@ -139,10 +138,11 @@ using T = kd_probe_table;
 const kd_probe_table kTable = {
     KD_PROBE_ABI_VERSION, torch_info, gpu_state, device_props, tiny_inputs, tiny_product, tiny_loss, tiny_backward,
     tiny_synchronize, heavy<&T::app_embeddings>, heavy<&T::app_training>, heavy<&T::model_load>,
-    heavy<&T::model_run>, timing_segments, ceiling, memory_workload, range_memory_fraction, range_point,
-    heavy<&T::peer_copy>, heavy<&T::all_reduce>, heavy<&T::extension_load>, heavy<&T::model_signature>,
-    range_concurrent, heavy<&T::collective_join>, heavy<&T::collective_all_reduce>, heavy<&T::collective_broadcast>,
-    heavy<&T::collective_barrier>, heavy<&T::collective_bandwidth>, heavy<&T::collective_end>, heavy_part,
+    heavy<&T::model_run>, heavy<&T::timing_segments>, heavy<&T::ceiling>, heavy<&T::memory_workload>,
+    heavy<&T::range_memory_fraction>, heavy<&T::range_point>, heavy<&T::peer_copy>, heavy<&T::all_reduce>,
+    heavy<&T::extension_load>, heavy<&T::model_signature>, heavy<&T::range_concurrent>, heavy<&T::collective_join>,
+    heavy<&T::collective_all_reduce>, heavy<&T::collective_broadcast>, heavy<&T::collective_barrier>,
+    heavy<&T::collective_bandwidth>, heavy<&T::collective_end>, heavy_part,
 };
 
 }  // namespace

@@ -98,9 +98,9 @@ KD_STEP(1, L1_RuntimeImport, LibTorchLoads, "L1.import", "L1.runtime") {
   ctx.fact(report::pytorch_hip_compiled, report::unless_empty(info.hip_compiled));
   ctx.fact(report::pytorch_backend, info.backend);
   ctx.fact(report::pytorch_source, info.source);
-  // L4, L7 and L8 use the probe's heavy part, a library of its own: one missing or refused is this step's
+  // L4 to L8 use the probe's heavy part, a library of its own: one missing or refused is this step's
   // failure (the probe cannot load), never a later layer's runtime error.
-  for (const char* id : {"L4", "L7", "L8"}) {
+  for (const char* id : {"L4", "L5", "L6", "L7", "L8"}) {
     if (!layer_will_run(id)) continue;
     const kd_status heavy = load.probe->heavy_part();
     if (heavy.kind != KD_OK) return Outcome::fail(Code::TorchImportFailed, heavy.message);

@@ -217,6 +217,10 @@ def heavy_part_absent(t, b):
     r = t.run_kd("--device", "cpu", "--layers", "L1,L4", binary=binary)
     t.assertIn("the probe's heavy part (libkd_probe_heavy.so", message(r), shown(r))
     t.assertTrue(r.report["pytorch"]["loaded"], shown(r))  # LibTorch itself loaded: the report says so
+    for layer in ("L5", "L6", "L7", "L8"):  # every layer past L3 uses it: L1 says so, not a later runtime error
+        other = t.run_kd("--device", "cpu", "--layers", f"L1,{layer}", binary=binary)
+        t.assertEqual((other.rc, other.report["code"], other.report["stage"]), (4, "TORCH_IMPORT_FAILED", "L1.import"),
+                      shown(other))
     # The plain run uses none of it: a first build of libkd_probe.so alone gives the verdict.
     plain = t.run_kd("--device", "cpu", binary=binary)
     t.assertEqual((plain.rc, plain.report["code"]), (0, "CPU_CHECK_PASSED"), shown(plain))
