@@ -11,6 +11,7 @@ run of L4, which builds the probe's heavy part (the plain run must not have buil
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -45,6 +46,16 @@ def ninja_build(build_dir, skip=0):
     return wall, len(steps), [(os.path.basename(t), (e - s) / 1000) for s, e, t in heaviest]
 
 
+def torch_source(build_dir):
+    """How scripts/setup chose LibTorch for BUILD_DIR (KD_TORCH_SOURCE in its kd-libtorch.cmake), or None."""
+    try:
+        with open(os.path.join(build_dir, "kd-libtorch.cmake")) as f:
+            m = re.search(r'set\(KD_TORCH_SOURCE "([a-z]+)"', f.read())
+    except OSError:
+        return None
+    return m.group(1) if m else None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", required=True, help="this checkout (its .deps holds LibTorch)")
@@ -58,10 +69,17 @@ def main():
         clone = os.path.join(tmp, "clone")
         subprocess.run(["git", "clone", "-q", "--no-hardlinks", args.root, clone], check=True)
         os.symlink(os.path.join(args.root, ".deps"), os.path.join(clone, ".deps"))  # LibTorch already present
+        # The clone's setup would choose again, and its first choice is not always this checkout's: with Debian's
+        # libtorch-dev installed it takes that (1.13, CPU only) over the private pip LibTorch. Name it.
+        chosen = torch_source(os.path.join(args.root, "build"))
+        if chosen in ("private", "debian"):
+            env["KD_LIBTORCH"] = chosen
         verdict = ["--device", "cpu"] if args.device == "cpu" else []
         # A verdict other than a pass is still a verdict (e.g. 6 where the GPU is hidden): the time is what counts.
         codes = tuple(range(0, 20))
         setup = timed([os.path.join(clone, "scripts/setup")], env)
+        if torch_source(os.path.join(clone, "build")) != chosen:
+            sys.exit(f"the clone chose LibTorch '{torch_source(os.path.join(clone, 'build'))}', this checkout '{chosen}'")
         first = timed([os.path.join(clone, "scripts/run"), *verdict], env, ok=codes)
         build, steps, heaviest = ninja_build(os.path.join(clone, "build"))
         run = timed([os.path.join(clone, "scripts/run"), *verdict], env, ok=codes)
@@ -86,7 +104,7 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
 
     figures = {
-        "device": args.device,
+        "device": args.device, "libtorch": chosen,
         "A": {"total_s": a, "setup_s": setup, "configure_s": max(first - build - run, 0.0), "build_s": build,
               "build_steps": steps, "heaviest": heaviest, "run_s": run},
         "later_L4": {"total_s": later, "heavy_build_steps": later_steps, "heaviest": later_heaviest},
@@ -94,7 +112,7 @@ def main():
         "ratio_A_over_B": a / b, "target": TARGET, "stretch": STRETCH,
     }
     A, B = figures["A"], figures["B"]
-    print(f"first verdict from a fresh clone ({args.device}; LibTorch present, no compiler cache)")
+    print(f"first verdict from a fresh clone ({args.device}; LibTorch present ({chosen}), no compiler cache)")
     print(f"  A suite:   {A['total_s']:7.1f} s  = setup {A['setup_s']:.1f} + configure {A['configure_s']:.1f}"
           f" + build {A['build_s']:.1f} ({steps} steps) + run {A['run_s']:.1f}")
     print("             heaviest steps: " + ", ".join(f"{t} {s:.1f} s" for t, s in heaviest))
