@@ -1,7 +1,8 @@
 // kernodeck-diagnostic: one entry point for users, ctest and --gtest_filter alike.
 // Without --kd-plan this process supervises. With it, the run plan's file says what this process is:
 // the worker (its event fd), L4's batch job, one shard of L4 across devices, L5's range job, or the CPU
-// re-run of a model; with --kd-nvml-facts, the NVML child; `aggregate` reads many machines' reports.
+// re-run of a model; with --kd-nvml-facts, the NVML child; `aggregate` reads many machines' reports. Every one
+// loads the heavy part first (L4 to L8, `aggregate`: runner/heavy_part.h).
 #include <unistd.h>
 
 #include <chrono>
@@ -15,11 +16,7 @@
 #include "contract/run_plan.h"
 #include "fixtures/layer_test.h"
 #include "fixtures/nvml_facts.h"
-#include "runner/aggregate_command.h"
-#include "runner/batch_job.h"
-#include "runner/model_rerun.h"
-#include "runner/range_job.h"
-#include "runner/shard_job.h"
+#include "runner/heavy_part.h"
 #include "runner/supervisor.h"
 #include "runner/version.h"
 #include "runner/worker.h"
@@ -63,7 +60,13 @@ constexpr bool kSanitized = false;
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  if (!args.empty() && args[0] == "aggregate") return kd::run_aggregate_command({args.begin() + 1, args.end()});
+  kd::heavy::load();  // before anything reads the layers
+  const kd::heavy::Part* heavy = kd::heavy::part();
+  if (!args.empty() && args[0] == "aggregate") {
+    if (heavy) return heavy->aggregate_command({args.begin() + 1, args.end()});
+    std::fprintf(stderr, "kernodeck-diagnostic: usage error: aggregate: %s\n", kd::heavy::absent_reason().c_str());
+    return kd::exit_code(kd::Code::UsageError);
+  }
   const kd::ParseResult parsed = kd::parse_command_line(args, kd::known_layer_ids());
   if (std::holds_alternative<kd::HelpRequested>(parsed)) {
     std::fputs(kd::usage_text().c_str(), stdout);
@@ -89,10 +92,17 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (options.nvml_facts) return kd::print_nvml_facts();  // started by the host check and L2's health test
-  if (options.batch_job) end_after_job(kd::run_batch_job(options));  // started by L4's stop/resume step
-  if (options.cpu_rerun) end_after_job(kd::run_model_rerun(options));  // started by L4.model_run after a device-side assert
-  if (options.range_job_share) end_after_job(kd::run_range_job(options));  // started by L5's processes axis
-  if (options.shard_job) end_after_job(kd::run_shard_job(options));  // started by L4 across devices
+  // The heavy part's jobs, started by its own steps (so it is there; a part removed meanwhile is a failed worker).
+  if (options.batch_job || options.cpu_rerun || options.range_job_share || options.shard_job) {
+    if (!heavy) {
+      std::fprintf(stderr, "kernodeck-diagnostic: %s\n", kd::heavy::absent_reason().c_str());
+      return kd::exit_code(kd::Code::WorkerFailed);
+    }
+    if (options.batch_job) end_after_job(heavy->batch_job(options));  // started by L4's stop/resume step
+    if (options.cpu_rerun) end_after_job(heavy->model_rerun(options));  // started by L4.model_run after a device-side assert
+    if (options.range_job_share) end_after_job(heavy->range_job(options));  // started by L5's processes axis
+    end_after_job(heavy->shard_job(options));  // started by L4 across devices
+  }
   if (options.worker_fd >= 0) end_worker(options, kd::run_worker(options, argv[0], kd::events::fd_sink(options.worker_fd)));
   if (options.has_gtest_flag("list_tests")) return kd::run_worker(options, argv[0], nullptr);  // lists, runs nothing
   return kd::supervise(options, kd::self_executable());

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "fixtures/app_contract_io.h"
+#include "fixtures/spec_files.h"
 
 namespace kd {
 

@@ -29,7 +29,7 @@
 #include "contract/run_plan.h"
 #include "host_check.h"
 #include "run_scratch.h"
-#include "fixtures/app_contract_io.h"
+#include "runner/heavy_part.h"
 #include "fixtures/layer_test.h"
 #include "process/run_process.h"
 #include "process/spawn.h"
@@ -329,9 +329,9 @@ int supervise(const Options& o, const std::string& exe) {
   std::optional<app::SpecFiles> spec_files;  // read once, here: the worker reads a private copy
   nlohmann::json spec_json;                  // the bundle's copy
   if (o.input) {  // a spec that cannot be read or parsed is a usage error: nothing runs
-    auto files = app::read_spec_files(*o.input);
-    const auto spec = files.index() == 0 ? app::spec_from_files(std::get<0>(files)) : std::get<1>(files);
-    if (const auto* why = std::get_if<std::string>(&spec)) {
+    std::variant<app::SpecFiles, std::string> files = heavy::absent_reason();
+    if (heavy::part()) files = heavy::part()->read_checked_spec(*o.input);
+    if (const auto* why = std::get_if<std::string>(&files)) {
       std::fprintf(stderr, "kernodeck-diagnostic: usage error: --input: %s\n", why->c_str());
       return exit_code(Code::UsageError);
     }

@@ -11,6 +11,7 @@
 #include "fixtures/probe_loader.h"
 #include "contract/events.h"
 #include "process/run_process.h"
+#include "runner/heavy_part.h"
 
 #ifndef KD_VERSION
 #define KD_VERSION "unknown"
@@ -98,10 +99,11 @@ KD_STEP(1, L1_RuntimeImport, LibTorchLoads, "L1.import", "L1.runtime") {
   ctx.fact(report::pytorch_hip_compiled, report::unless_empty(info.hip_compiled));
   ctx.fact(report::pytorch_backend, info.backend);
   ctx.fact(report::pytorch_source, info.source);
-  // L4 to L8 use the probe's heavy part, a library of its own: one missing or refused is this step's
-  // failure (the probe cannot load), never a later layer's runtime error.
+  // L4 to L8 are in the diagnostic's heavy part and use the probe's, libraries of their own: one missing or
+  // refused is this step's failure (the suite's build cannot load), never a later layer's runtime error.
   for (const char* id : {"L4", "L5", "L6", "L7", "L8"}) {
     if (!layer_will_run(id)) continue;
+    if (!heavy::part()) return Outcome::fail(Code::TorchImportFailed, heavy::absent_reason());
     const kd_status heavy = load.probe->heavy_part();
     if (heavy.kind != KD_OK) return Outcome::fail(Code::TorchImportFailed, heavy.message);
     break;

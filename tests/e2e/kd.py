@@ -24,6 +24,8 @@ class Build:
         self.folder = os.path.dirname(os.path.abspath(info_path))
         self.bin = info["bin"]
         self.probe = os.path.join(os.path.dirname(self.bin), "libkd_probe.so")
+        self.probe_heavy = os.path.join(os.path.dirname(self.bin), "libkd_probe_heavy.so")
+        self.diagnostic_heavy = os.path.join(os.path.dirname(self.bin), "libkd_diagnostic_heavy.so")  # L4-L8, aggregate
         self.listener_cases = info["listener_cases"]
         self.undefined_symbol_probe = info["undefined_symbol_probe"]
         self.schema = info["schema"]
@@ -191,12 +193,15 @@ class DiagnosticTest(unittest.TestCase):
         self.assertIn(f"Verdict: {code} (exit {exit_code})", result.stdout)
 
 
-def copy_alone(t, b, probe=None, folder=None):
-    """The diagnostic copied into FOLDER (default: a new one), beside PROBE (as libkd_probe.so) or nothing."""
+def copy_alone(t, b, probe=None, folder=None, heavy=True):
+    """The diagnostic (with its heavy part, unless HEAVY is false) copied into FOLDER (default: a new one), beside
+    PROBE (as libkd_probe.so) or no probe."""
     folder = folder or os.path.join(t.dir, "alone")
     os.makedirs(folder, exist_ok=True)
     binary = os.path.join(folder, "kernodeck-diagnostic")
     shutil.copy(b.bin, binary)
+    if heavy:
+        shutil.copy(b.diagnostic_heavy, folder)
     if probe:
         shutil.copy(probe, os.path.join(folder, "libkd_probe.so"))
     return binary

@@ -227,6 +227,49 @@ def heavy_part_absent(t, b):
     return r
 
 
+def listing(binary, *selection):
+    return subprocess.run([binary, "--device", "cpu", *selection, "--gtest_list_tests"], capture_output=True, text=True,
+                          timeout=60).stdout
+
+
+@row("TORCH_IMPORT_FAILED", 4, "L1.import", "the diagnostic's heavy part absent (libkd_diagnostic_heavy.so not "
+     "built), L4 asked for", builds=PROBE)
+def diagnostic_heavy_part_absent(t, b):
+    binary = copy_alone(t, b, probe=b.probe, heavy=False)
+    shutil.copy(b.probe_heavy, os.path.dirname(binary))
+    r = t.run_kd("--device", "cpu", "--layers", "L1,L4", binary=binary)
+    t.assertIn("the diagnostic's heavy part (<path>/libkd_diagnostic_heavy.so", message(r), shown(r))
+    t.assertIn("build it", message(r))
+    for layer in ("L5", "L6", "L7", "L8"):  # each of its layers: L1 says so before any of them starts
+        other = t.run_kd("--device", "cpu", "--layers", f"L1,{layer}", binary=binary)
+        t.assertEqual((other.rc, other.report["code"], other.report["stage"]), (4, "TORCH_IMPORT_FAILED", "L1.import"),
+                      shown(other))
+    # Its steps are known all the same (the build's index): a selection lists what it would with the part.
+    for selection in (("--full",), ("--layers", "L4,L7"), ("--gtest_filter=L5_*:L8_Collective.Join",)):
+        t.assertEqual(listing(binary, *selection), listing(b.bin, *selection), selection)
+    t.assertIn("L8_Collective.\n  Join\n", listing(binary, "--full"))
+    # The plain run uses none of it: the first build's diagnostic gives the verdict.
+    plain = t.run_kd("--device", "cpu", binary=binary)
+    t.assertEqual((plain.rc, plain.report["code"]), (0, "CPU_CHECK_PASSED"), shown(plain))
+    agg = subprocess.run([binary, "aggregate", t.dir], capture_output=True, text=True, timeout=60)
+    t.assertEqual(agg.returncode, 2, agg.stderr)
+    t.assertIn("aggregate: the diagnostic's heavy part", agg.stderr)
+    return r
+
+
+@row("TORCH_IMPORT_FAILED", 4, "L1.import", "the diagnostic's heavy part built for another build of the diagnostic",
+     builds=PROBE)
+def diagnostic_heavy_part_stale(t, b):
+    binary = copy_alone(t, b, probe=b.probe)
+    shutil.copy(b.probe_heavy, os.path.dirname(binary))
+    # Another build of the diagnostic: this one with its build ID taken out, beside this build's part.
+    subprocess.run(["objcopy", "--remove-section", ".note.gnu.build-id", binary], check=True, timeout=60)
+    r = t.run_kd("--device", "cpu", "--layers", "L1,L6", binary=binary)
+    t.assertIn("was built for another build of the diagnostic (build ID ", message(r), shown(r))
+    t.assertIn("this one none", message(r))
+    return r
+
+
 # --- 5, 6, 7: backend and device -------------------------------------------------------------
 
 @row("GPU_BACKEND_ABSENT", 5, "L2.backend", "Debian's CPU-only LibTorch 1.13, default run", builds=("cpu-only",))
