@@ -1,9 +1,9 @@
 #include "hints.h"
 
 #include "app_hints.h"
+#include "text_scan.h"
 
 #include <cstdlib>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -29,16 +29,18 @@ Hint arch_hint(const HintContext& c) {
 
 // "GPU 0 has a total capacity of 139.80 GiB of which 139.28 GiB is free. ... this process has 0 bytes memory in use."
 std::optional<Hint> oom_hint(const std::string& m) {
-  static const std::regex capacity(R"(total capacity of ([0-9.]+) GiB of which ([0-9.]+) (GiB|MiB|KiB|bytes) is free)");
-  static const std::regex ours(R"(this process has ([0-9.]+) (GiB|MiB|KiB|bytes) memory in use)");
-  std::smatch cap, own;
-  if (!std::regex_search(m, cap, capacity)) return std::nullopt;
+  using namespace scan;
+  const Piece unit = word({"GiB", "MiB", "KiB", "bytes"});
+  const auto cap = search(m, {text("total capacity of "), number(), text(" GiB of which "), number(), text(" "), unit,
+                              text(" is free")});
+  const auto own = search(m, {text("this process has "), number(), text(" "), unit, text(" memory in use")});
+  if (!cap) return std::nullopt;
   auto gib = [](const std::string& v, const std::string& unit) {
     const double x = std::atof(v.c_str());
     return unit == "GiB" ? x : unit == "MiB" ? x / 1024 : unit == "KiB" ? x / (1024 * 1024) : x / (1024.0 * 1024 * 1024);
   };
-  const double total = gib(cap[1], "GiB"), free = gib(cap[2], cap[3]);
-  const double mine = std::regex_search(m, own, ours) ? gib(own[1], own[2]) : 0;
+  const double total = gib((*cap)[0], "GiB"), free = gib((*cap)[1], (*cap)[2]);
+  const double mine = own ? gib((*own)[0], (*own)[1]) : 0;
   const double others = total - free - mine;
   if (others > 0.5 && others > 0.05 * total)
     return Hint{fmt::format("other processes hold about {:.1f} GiB of the device's {:.1f} GiB ({:.1f} GiB free, "

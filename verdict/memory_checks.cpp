@@ -1,7 +1,7 @@
 #include "memory_checks.h"
+#include "text_scan.h"
 
 #include <cmath>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -33,15 +33,14 @@ std::string bytes_text(double b) {
 }
 
 std::optional<uint64_t> requested_bytes(const std::string& m) {
-  static const std::regex cuda(R"(Tried to allocate ([0-9]+(?:\.[0-9]+)?) (bytes|KiB|MiB|GiB|TiB))");
-  static const std::regex cpu(R"(tried to allocate ([0-9]+) bytes)");
-  std::smatch g;
-  if (std::regex_search(m, g, cuda)) {
-    const std::string unit = g[2];
+  using namespace scan;
+  // CUDA's allocator: "Tried to allocate 64.00 MiB"; the CPU's: "tried to allocate 1125899906842624 bytes".
+  if (const auto g = search(m, {text("Tried to allocate "), number(), text(" "), word({"bytes", "KiB", "MiB", "GiB", "TiB"})})) {
+    const std::string& unit = (*g)[1];
     const double scale = unit == "TiB" ? kGiB * 1024 : unit == "GiB" ? kGiB : unit == "MiB" ? kMiB : unit == "KiB" ? kKiB : 1;
-    return static_cast<uint64_t>(std::llround(std::stod(g[1]) * scale));
+    return static_cast<uint64_t>(std::llround(std::stod((*g)[0]) * scale));
   }
-  if (std::regex_search(m, g, cpu)) return std::stoull(g[1]);
+  if (const auto g = search(m, {text("tried to allocate "), number(false), text(" bytes")})) return std::stoull((*g)[0]);
   return std::nullopt;
 }
 
