@@ -1,10 +1,9 @@
 // The device-independent part of the probe: what LibTorch declares, and the fixed
 // tiny computation of docs/contract.md (a @ b, loss = (sum p)^2, backward) on CPU or GPU.
-#include <ATen/Version.h>
+// ATen/core/Tensor.h and from_blob only, as a one-file LibTorch program would: ATen/Version.h, ATen/ops/empty.h
+// and ones.h bring ATen/Context.h, which doubled this library's compile on 2 cores (docs/BENCHMARKS.md).
 #include <ATen/core/Tensor.h>
-#include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
-#include <ATen/ops/ones.h>
 
 #include <dlfcn.h>
 
@@ -19,6 +18,11 @@
 #include "device_ops.h"
 #include "heavy_part.h"
 #include "probe_status.h"
+
+// ATen/Version.h's one declaration this file uses (the same in LibTorch 1.13 and 2.x).
+namespace at {
+TORCH_API std::string show_config();
+}  // namespace at
 
 namespace kd::probe {
 namespace {
@@ -95,9 +99,9 @@ kd_status tiny_product(float out[4]) {
   return guarded([&] {
     TinyState& s = tiny();
     if (s.fault == KD_FAULT_OUT_OF_MEMORY)  // a real allocation the device cannot satisfy (1 PiB)
-      (void)at::empty({int64_t(1) << 48}, s.a.options().requires_grad(false));
+      (void)s.a.new_empty({int64_t(1) << 48}, s.a.options().requires_grad(false));
     if (s.fault == KD_FAULT_RUNTIME_ERROR)  // a real backend error: mismatched shapes
-      (void)s.a.matmul(at::ones({3, 3}, s.a.options().requires_grad(false)));
+      (void)s.a.matmul(s.a.new_ones({3, 3}, s.a.options().requires_grad(false)));
     s.p = s.a.matmul(s.b);
     to_host4(s.p, out);
   });
