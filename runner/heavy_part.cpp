@@ -25,27 +25,14 @@ std::string self_path() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
-std::string build_advice() {
-  return "build it (scripts/build, or cmake --build on the build folder); scripts/run builds what a run selects";
-}
-
-}  // namespace
-
-bool provide(const Part& part) {
-  g_part = part;
-  return true;
-}
-
-const Part* part() { return g_part ? &*g_part : nullptr; }
-const std::string& absent_reason() { return g_absent; }
-
-std::string library_path() {
+std::string library_path() {  // libkd_diagnostic_heavy.so beside this executable
   const std::string exe = self_path();
   return exe.substr(0, exe.rfind('/') + 1) + "libkd_diagnostic_heavy.so";
 }
 
-// A section's bytes read from the file's section headers (64-bit ELF), hex; "" when there is none.
-std::string build_id_of(const std::string& elf_path, const std::string& section) {
+// A section of a 64-bit ELF file, found through its section headers: a note's descriptor in hex (.note.gnu.build-id,
+// the linker's build ID), or another section's text up to its first NUL (.kd_built_for, the part's stamp); "" if none.
+std::string section_text(const std::string& elf_path, const std::string& section) {
   std::ifstream f(elf_path, std::ios::binary);
   Elf64_Ehdr eh{};
   if (!f.read(reinterpret_cast<char*>(&eh), sizeof eh) || std::string(reinterpret_cast<char*>(eh.e_ident), 4) != ELFMAG ||
@@ -76,6 +63,20 @@ std::string build_id_of(const std::string& elf_path, const std::string& section)
   return "";
 }
 
+std::string build_advice() {
+  return "build it (scripts/build, or cmake --build on the build folder); scripts/run builds what a run selects";
+}
+
+}  // namespace
+
+bool provide(const Part& part) {
+  g_part = part;
+  return true;
+}
+
+const Part* part() { return g_part ? &*g_part : nullptr; }
+const std::string& absent_reason() { return g_absent; }
+
 void load() {
   static bool done = false;
   if (done) return;
@@ -83,8 +84,8 @@ void load() {
   const std::string path = library_path();
   if (::access(path.c_str(), F_OK) != 0) {
     g_absent = fmt::format("the diagnostic's heavy part ({}: L4 to L8, aggregate) is not built: {}", path, build_advice());
-  } else if (const std::string mine = build_id_of(self_path(), ".note.gnu.build-id"),
-             its = build_id_of(path, ".kd_built_for");
+  } else if (const std::string mine = section_text(self_path(), ".note.gnu.build-id"),
+             its = section_text(path, ".kd_built_for");
              its != mine) {
     // Its code was compiled against this diagnostic's headers at another time: loading it could run anything.
     g_absent = fmt::format("the diagnostic's heavy part ({}) was built for another build of the diagnostic "

@@ -33,8 +33,4 @@ void load();
 const Part* part();                  // null when it is not loaded
 const std::string& absent_reason();  // why not, with what to do ("" when it is loaded)
 
-// The stamp the part carries: the build ID of the diagnostic it was linked for (hex; "" when the linker gave none).
-std::string build_id_of(const std::string& elf_path, const std::string& section);
-std::string library_path();  // libkd_diagnostic_heavy.so beside this executable
-
 }  // namespace kd::heavy
