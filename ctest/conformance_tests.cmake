@@ -8,6 +8,8 @@
 # `ctest -j N --resource-spec-file` checks N GPUs side by side.
 execute_process(COMMAND "${KD_CONFORMANCE_BIN}" --gtest_list_tests "--gtest_filter=*"
                 OUTPUT_VARIABLE kd_listing RESULT_VARIABLE kd_rc ERROR_QUIET)
+execute_process(COMMAND "${KD_CONFORMANCE_BIN}" --kd-list-stages OUTPUT_VARIABLE kd_stage_lines ERROR_QUIET)
+string(REGEX MATCHALL "L[0-9]+\\.[a-z0-9_]+" KD_CONFORMANCE_STAGES "${kd_stage_lines}")
 string(REGEX MATCHALL "(^|\n)L[0-9]+_[A-Za-z0-9_]*\\." kd_suites "${kd_listing}")
 set(kd_layers)
 foreach(kd_suite IN LISTS kd_suites)

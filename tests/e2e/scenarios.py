@@ -232,19 +232,23 @@ def listing(binary, *selection):
                           timeout=60).stdout
 
 
-@row("TORCH_IMPORT_FAILED", 4, "L1.import", "the diagnostic's heavy part absent (libkd_diagnostic_heavy.so not "
-     "built), L4 asked for", builds=PROBE)
-def diagnostic_heavy_part_absent(t, b):
-    binary = copy_alone(t, b, probe=b.probe, heavy=False)
+@row("SUITE_INCOMPLETE", 19, "L1.import", "kernodeck-diagnostic-full not built (L4-L8, aggregate), L4 asked for",
+     builds=PROBE)
+def full_program_absent(t, b):
+    binary = copy_alone(t, b, probe=b.probe, full=False)
     shutil.copy(b.probe_heavy, os.path.dirname(binary))
     r = t.run_kd("--device", "cpu", "--layers", "L1,L4", binary=binary)
-    t.assertIn("the diagnostic's heavy part (<path>/libkd_diagnostic_heavy.so", message(r), shown(r))
-    t.assertIn("build it", message(r))
+    t.assertIn("this build of the suite has no kernodeck-diagnostic-full", message(r), shown(r))
+    t.assertIn("--target kernodeck-diagnostic-full", message(r))
+    t.assertTrue(r.report["pytorch"]["loaded"], shown(r))  # nothing is said against the machine's LibTorch
     for layer in ("L5", "L6", "L7", "L8"):  # each of its layers: L1 says so before any of them starts
         other = t.run_kd("--device", "cpu", "--layers", f"L1,{layer}", binary=binary)
-        t.assertEqual((other.rc, other.report["code"], other.report["stage"]), (4, "TORCH_IMPORT_FAILED", "L1.import"),
+        t.assertEqual((other.rc, other.report["code"], other.report["stage"]), (19, "SUITE_INCOMPLETE", "L1.import"),
                       shown(other))
-    # Its steps are known all the same (the build's index): a selection lists what it would with the part.
+    # A filter that selects one of them: the same (the first program knows every step, from the one list).
+    other = t.run_kd("--device", "cpu", "--gtest_filter=L5_Memory.Growth", binary=binary)
+    t.assertEqual((other.rc, other.report["code"]), (19, "SUITE_INCOMPLETE"), shown(other))
+    # Its steps are known all the same: a selection lists what it would with kernodeck-diagnostic-full.
     for selection in (("--full",), ("--layers", "L4,L7"), ("--gtest_filter=L5_*:L8_Collective.Join",)):
         t.assertEqual(listing(binary, *selection), listing(b.bin, *selection), selection)
     t.assertIn("L8_Collective.\n  Join\n", listing(binary, "--full"))
@@ -252,21 +256,30 @@ def diagnostic_heavy_part_absent(t, b):
     plain = t.run_kd("--device", "cpu", binary=binary)
     t.assertEqual((plain.rc, plain.report["code"]), (0, "CPU_CHECK_PASSED"), shown(plain))
     agg = subprocess.run([binary, "aggregate", t.dir], capture_output=True, text=True, timeout=60)
-    t.assertEqual(agg.returncode, 2, agg.stderr)
-    t.assertIn("aggregate: the diagnostic's heavy part", agg.stderr)
+    t.assertEqual(agg.returncode, 19, agg.stderr)
+    t.assertIn("SUITE_INCOMPLETE (exit 19): aggregate: this build of the suite has no kernodeck-diagnostic-full",
+               agg.stderr)
     return r
 
 
-@row("TORCH_IMPORT_FAILED", 4, "L1.import", "the diagnostic's heavy part built for another build of the diagnostic",
+@row("SUITE_INCOMPLETE", 19, "L1.import", "kernodeck-diagnostic-full of another build of the suite (build token)",
      builds=PROBE)
-def diagnostic_heavy_part_stale(t, b):
+def full_program_stale(t, b):
     binary = copy_alone(t, b, probe=b.probe)
     shutil.copy(b.probe_heavy, os.path.dirname(binary))
-    # Another build of the diagnostic: this one with its build ID taken out, beside this build's part.
-    subprocess.run(["objcopy", "--remove-section", ".note.gnu.build-id", binary], check=True, timeout=60)
+    # Another build's program: the same code with another build token (a build token is made at each configure).
+    full = os.path.join(os.path.dirname(binary), "kernodeck-diagnostic-full")
+    version = subprocess.run([full, "--version"], capture_output=True, text=True, timeout=60).stdout
+    token = version.split("build token: ")[1].split()[0]
+    with open(full, "rb") as f:
+        data = f.read()
+    t.assertEqual(data.count(token.encode()), 1)
+    with open(full, "wb") as f:
+        f.write(data.replace(token.encode(), b"f" * len(token)))
     r = t.run_kd("--device", "cpu", "--layers", "L1,L6", binary=binary)
-    t.assertIn("was built for another build of the diagnostic (build ID ", message(r), shown(r))
-    t.assertIn("this one none", message(r))
+    t.assertIn("kernodeck-diagnostic-full beside this program is from another build of the suite", message(r), shown(r))
+    agg = subprocess.run([binary, "aggregate", t.dir], capture_output=True, text=True, timeout=60)
+    t.assertEqual(agg.returncode, 19, agg.stderr)
     return r
 
 
