@@ -27,6 +27,7 @@ class Build:
         self.probe_heavy = os.path.join(os.path.dirname(self.bin), "libkd_probe_heavy.so")
         self.diagnostic_heavy = os.path.join(os.path.dirname(self.bin), "libkd_diagnostic_heavy.so")  # L4-L8, aggregate
         self.listener_cases = info["listener_cases"]
+        self.fake_nvml_full = info["fake_nvml_full"]  # the folder of a stand-in libnvidia-ml.so.1 (tests/fake_nvml)
         self.undefined_symbol_probe = info["undefined_symbol_probe"]
         self.schema = info["schema"]
         self.have_probe = info["have_probe"] == "ON"
