@@ -83,7 +83,8 @@ def expected_default_code():
     return ("GPU_CHECK_PASSED", 0) if machine_has_gpu() else ("GPU_UNAVAILABLE", 6)
 
 
-VERDICT = re.compile(r"^Verdict: (\w+) \(exit (\d+)\)(?: at stage (\S+))?(?: on GPU \d+)?$", re.M)
+VERDICT = re.compile(r"^Verdict: (\w+) \(exit (\d+)\)(?: at stage (\S+))?(?: on GPU \d+)?(?: \[injected fault [^]]*\])?$",
+                     re.M)
 
 
 class Result:

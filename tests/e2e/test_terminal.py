@@ -84,6 +84,20 @@ class Terminal(DiagnosticTest):
         self.assertEqual(r.stdout.count("\n"), 1, r.stdout)
         self.assertRegex(r.stdout, r"^Verdict: [A-Z_]+ \(exit %d\) at stage L2\.\w+\n$" % r.rc)
 
+    def test_an_injected_fault_is_marked_wherever_the_verdict_is_shown(self):
+        mark = " [injected fault wrong-product: test only, not a diagnosis]"
+        r = self.run_kd("--device", "cpu", "-q", "--inject-fault", "wrong-product")
+        self.assertVerdict(r, "CHECK_FAILED", 8, "L3.product")
+        self.assertEqual(r.stdout, "Verdict: CHECK_FAILED (exit 8) at stage L3.product" + mark + "\n")
+        r = self.run_kd("--device", "cpu", "--inject-fault", "wrong-product")
+        self.assertIn("\nVerdict: CHECK_FAILED (exit 8) at stage L3.product" + mark + "\n", r.stdout)
+        self.assertIn("  warning: test-only fault injection 'wrong-product' was active: this is not a diagnosis", r.stdout)
+        # A run whose selection the fault never reached passes, marked all the same: it is no machine's result.
+        r = self.run_kd("--device", "cpu", "-q", "--layers", "L1", "--inject-fault", "wrong-product")
+        self.assertEqual(r.stdout, "Verdict: SELECTED_TESTS_PASSED (exit 0)" + mark + "\n")
+        r = self.run_kd("--device", "cpu", "-q")
+        self.assertNotIn("injected", r.stdout)
+
     def test_verbose_and_quiet_together_are_a_usage_error(self):
         r = self.run_kd("-v", "-q", report=False)
         self.assertEqual(r.rc, 2)
