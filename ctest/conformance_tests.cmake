@@ -36,6 +36,9 @@ endif()
 # own line (a test failed, or its prerequisite did); "Verdict: CODE .* at stage STAGE" the verdict line
 # of a run that no test ended (timeout, crash); "Verdict: CODE" the rest (a stage not declared by a
 # step, e.g. L5.oom.<phase>). Only failing verdicts match: a passing layer's output never does.
+# A run with a test-only --inject-fault (a KD_CONFORMANCE_BIN that adds it) marks its verdict line
+# "[injected fault NAME: ...]": those come first, so that the JUnit message says the failure was injected.
+# (".injected": a "[" in a CMake list would join the elements after it.)
 # A layer run alone fails at its own stages or, through a prerequisite, at an earlier layer's.
 function(kd_verdict_regexes layer out)
   string(SUBSTRING ${layer} 1 -1 n)
@@ -46,17 +49,20 @@ function(kd_verdict_regexes layer out)
       list(APPEND stages ${stage})
     endif()
   endforeach()
+  set(injected)
   set(tests)
   set(verdicts)
   set(codes)
   foreach(code IN LISTS KD_CONFORMANCE_FAILING_CODES)
     foreach(stage IN LISTS stages)
+      list(APPEND injected "Verdict: ${code} .* at stage ${stage} .injected fault ")
       list(APPEND tests "${code} at ${stage}")
       list(APPEND verdicts "Verdict: ${code} .* at stage ${stage}")
     endforeach()
+    list(APPEND injected "Verdict: ${code} .*.injected fault ")
     list(APPEND codes "Verdict: ${code} ")
   endforeach()
-  set(${out} ${tests} ${verdicts} ${codes} PARENT_SCOPE)
+  set(${out} ${injected} ${tests} ${verdicts} ${codes} PARENT_SCOPE)
 endfunction()
 
 set(kd_chains 1)

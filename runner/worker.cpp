@@ -43,7 +43,7 @@ int run_worker(const Options& options, const Role& role, const char* argv0, even
   testing::TestEventListeners& listeners = testing::UnitTest::GetInstance()->listeners();
   // By default the supervisor shows one line per layer; GoogleTest's own lines (and its source paths) with -v.
   if (!options.verbose && !options.has_gtest_flag("list_tests")) delete listeners.Release(listeners.default_result_printer());
-  listeners.Append(new VerdictListener(events::emit));
+  listeners.Append(new VerdictListener(events::emit, options.fault));
   return RUN_ALL_TESTS() == 0 ? 0 : 1;
 }
 

@@ -27,6 +27,7 @@ class Build:
         self.probe_heavy = os.path.join(os.path.dirname(self.bin), "libkd_probe_heavy.so")
         self.full_program = os.path.join(os.path.dirname(self.bin), "kernodeck-diagnostic-full")  # L4-L8, aggregate
         self.listener_cases = info["listener_cases"]
+        self.fake_nvml_full = info["fake_nvml_full"]  # the folder of a stand-in libnvidia-ml.so.1 (tests/fake_nvml)
         self.undefined_symbol_probe = info["undefined_symbol_probe"]
         self.schema = info["schema"]
         self.have_probe = info["have_probe"] == "ON"
@@ -83,7 +84,8 @@ def expected_default_code():
     return ("GPU_CHECK_PASSED", 0) if machine_has_gpu() else ("GPU_UNAVAILABLE", 6)
 
 
-VERDICT = re.compile(r"^Verdict: (\w+) \(exit (\d+)\)(?: at stage (\S+))?(?: on GPU \d+)?$", re.M)
+VERDICT = re.compile(r"^Verdict: (\w+) \(exit (\d+)\)(?: at stage (\S+))?(?: on GPU \d+)?(?: \[injected fault [^]]*\])?$",
+                     re.M)
 
 
 class Result:

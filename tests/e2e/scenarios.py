@@ -16,7 +16,7 @@ import time
 import zipfile
 from dataclasses import dataclass
 
-from kd import Result, copy_alone, gpu_count, loaded_library, read, validate
+from kd import Result, copy_alone, gpu_count, loaded_library, read, rendezvous_port, validate
 from sandbox import SETUP_FAILED, as_unprivileged, in_mount_namespace
 
 ANY = "*"  # the stage is not compared (a pass ends at whichever stage ran last)
@@ -656,3 +656,37 @@ def broken_contract(t, b):
      builds=("cuda",), machine="gpu")
 def matmul_floor(t, b):
     return t.run_kd("--layers", "L6", "--min-matmul-fraction", "1", binary=b.bin)
+
+
+# --- 17: a rank of the job that never joins (L8's process group, Gloo on the CPU) ------------------
+
+@row("COLLECTIVE_UNREACHABLE", 17, "L8.join", "L8 in a job of 2 ranks whose rank 1 never starts (Gloo, --device cpu, "
+     "--timeout 5): rank 0 ends within 10 s naming rank 1", builds=PROBE)
+def rank_never_joins(t, b):
+    if not b.collective:
+        t.skipTest("this LibTorch does not export its Gloo process group: L8 cannot run on it")
+    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(rendezvous_port()), "WORLD_SIZE": "2",
+           "RANK": "0", "LOCAL_RANK": "0"}
+    r = t.run_kd("--device", "cpu", "--layers", "L8", "--timeout", "5", binary=b.bin, env=env)
+    t.assertLess(r.seconds, 10.0, shown(r))
+    t.assertEqual(r.report["collective"]["join"]["missing_ranks"], [1], shown(r))
+    t.assertRegex(message(r), r"^rank 1 did not join within \d+\.\d s$")
+    t.assertIn("never started", r.report["error"]["cause"])
+    return r
+
+
+# --- 18: an unhealthy GPU (GPU only: L2's health test reads the NVML facts of the GPU it runs on) ----
+
+@row("GPU_UNHEALTHY", 18, "L2.health", "the stand-in NVML (tests/fake_nvml) at GPU 0's PCI address reports 3 "
+     "uncorrected ECC errors", builds=("cuda",), machine="gpu")
+def gpu_unhealthy(t, b):
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        t.skipTest("no nvidia-smi to read GPU 0's PCI address")
+    pci = subprocess.run([smi, "--query-gpu=pci.bus_id", "--format=csv,noheader", "-i", "0"], capture_output=True,
+                         text=True, timeout=30).stdout.strip()
+    env = {**os.environ, "LD_LIBRARY_PATH": b.fake_nvml_full + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""),
+           "KD_FAKE_NVML": "ecc", "KD_FAKE_NVML_GPU1_PCI": pci}
+    r = t.run_kd(binary=b.bin, env=env)
+    t.assertIn("3 uncorrected ECC errors", message(r), shown(r))
+    return r

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <map>
+#include <regex>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -139,8 +141,14 @@ TEST(OptionTable, HelpListsEveryOptionAndEveryExitCode) {
   for (const OptionRow* r : typed_rows()) {
     if (r->flag != "--gtest_*") EXPECT_NE(text.find(r->flag), std::string::npos) << r->flag;
   }
-  for (const int code : {0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
-    EXPECT_NE(text.find(fmt::format("{} ", code)), std::string::npos) << code;
+  // The exit codes, each the number that starts one item of the list ("..., 8 wrong result, ..."): matched whole,
+  // so that "8 " is not found inside "18 ".
+  const std::string codes = text.substr(text.find("Exit codes: ") + 12);
+  std::set<int> listed;
+  const std::regex item(R"((?:^|, |,\n)(\d+) )");
+  for (auto m = std::sregex_iterator(codes.begin(), codes.end(), item); m != std::sregex_iterator(); ++m)
+    EXPECT_TRUE(listed.insert(std::stoi((*m)[1])).second) << "listed twice: " << (*m)[1];
+  EXPECT_EQ(listed, (std::set<int>{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})) << codes;
   EXPECT_NE(text.find("9 out of memory / runtime error"), std::string::npos);
   EXPECT_EQ(text.find("--kd-"), std::string::npos);  // internal options are never shown
 }
