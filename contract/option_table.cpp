@@ -447,11 +447,14 @@ std::vector<OptionRow> make_table() {
     o.plan = v;
     return std::nullopt;
   };
-  OptionRow& nvml = add(option("--kd-nvml-facts", "", &Options::nvml_facts, "", ""));
-  nvml.audience = Audience::Internal;
-  nvml.report_key.clear();
-  nvml.to_worker = false;
-  switch_of(nvml, &Options::nvml_facts);
+  // The NVML child's two jobs (fixtures/nvml_facts.h, fixtures/nvml_sharing.h).
+  for (const auto& [flag, m] : {std::pair{"--kd-nvml-facts", &Options::nvml_facts}, std::pair{"--kd-nvml-watch", &Options::nvml_watch}}) {
+    OptionRow& nvml = add(option(flag, "", m, "", ""));
+    nvml.audience = Audience::Internal;
+    nvml.report_key.clear();
+    nvml.to_worker = false;
+    switch_of(nvml, m);
+  }
   // CTest's conformance tests ask which stages the layers have (ctest/conformance_tests.cmake), from the one list.
   OptionRow& stages = add(option("--kd-list-stages", "", &Options::list_stages, "", ""));
   stages.audience = Audience::Internal;

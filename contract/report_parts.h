@@ -141,6 +141,9 @@ namespace kd::report {
   X(nvml_gpu_persistence_mode, nullable<std::string>("/persistence_mode", "/host/nvml/gpus/*"))                      \
   X(nvml_gpu_compute_mode, nullable<std::string>("/compute_mode", "/host/nvml/gpus/*"))                              \
   X(nvml_gpu_mig_mode, nullable<std::string>("/mig_mode", "/host/nvml/gpus/*"))                                      \
+  X(nvml_gpu_utilization_percent, nullable<int64_t>("/utilization_percent", "/host/nvml/gpus/*"))                    \
+  X(nvml_gpu_compute_processes, nullable<int64_t>("/compute_processes", "/host/nvml/gpus/*"))                        \
+  X(nvml_gpu_compute_processes_memory_mib, nullable<int64_t>("/compute_processes_memory_mib", "/host/nvml/gpus/*"))  \
   X(nvml_gpu_problems, plain<std::vector<std::string>>("/problems", "/host/nvml/gpus/*"))                            \
   X(nvml_gpu_warnings, plain<std::vector<std::string>>("/warnings", "/host/nvml/gpus/*"))                            \
   X(segments_workload, plain<std::string>("/workload", "/timing/segments"))                                          \

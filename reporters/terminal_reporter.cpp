@@ -56,15 +56,23 @@ std::string nvml_lines(const json& nvml) {
     const std::vector<std::string> problems = read(g, report::nvml_gpu_problems).value_or(std::vector<std::string>{});
     const auto events = read(g, report::nvml_gpu_clock_event_reasons);
     const std::string reasons = !events ? "?" : events->empty() ? "none" : fmt::format("{}", fmt::join(*events, ","));
+    // Who computes there (counted, never named), when anyone does.
+    const auto processes = read(g, report::nvml_gpu_compute_processes).value_or(0);
+    const auto mib = read(g, report::nvml_gpu_compute_processes_memory_mib);
+    const std::string busy =
+        processes > 0 ? fmt::format("; {} compute process{}{}, utilization {} %", processes, processes == 1 ? "" : "es",
+                                    mib ? fmt::format(" ({:.2f} GiB)", *mib / 1024.0) : "",
+                                    fact(g, report::nvml_gpu_utilization_percent))
+                      : "";
     out += fmt::format("  GPU {} {} {}: {}; ECC {} uncorr {}; PCIe gen{} x{} (max gen{} x{}); SM {}/{} MHz; events {}; {} C; "
-                       "{}/{} W\n",
+                       "{}/{} W{}\n",
                        fact(g, report::nvml_gpu_index), fact(g, report::nvml_gpu_name), fact(g, report::nvml_gpu_pci_bus_id),
                        problems.empty() ? "healthy" : "UNHEALTHY", fact(g, report::nvml_gpu_ecc_mode),
                        fact(g, report::nvml_gpu_ecc_volatile_uncorrected), fact(g, report::nvml_gpu_pcie_gen),
                        fact(g, report::nvml_gpu_pcie_width), fact(g, report::nvml_gpu_pcie_gen_max),
                        fact(g, report::nvml_gpu_pcie_width_max), fact(g, report::nvml_gpu_sm_clock_mhz),
                        fact(g, report::nvml_gpu_sm_clock_max_mhz), reasons, fact(g, report::nvml_gpu_temperature_c),
-                       fact(g, report::nvml_gpu_power_draw_w), fact(g, report::nvml_gpu_power_limit_w));
+                       fact(g, report::nvml_gpu_power_draw_w), fact(g, report::nvml_gpu_power_limit_w), busy);
     for (const auto& p : problems) out += "    problem: " + p + "\n";
     for (const auto& w : read(g, report::nvml_gpu_warnings).value_or(std::vector<std::string>{}))
       out += "    warning: " + w + "\n";

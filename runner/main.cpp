@@ -16,6 +16,7 @@
 #include "contract/run_plan.h"
 #include "fixtures/full_program.h"
 #include "fixtures/nvml_facts.h"
+#include "fixtures/nvml_sharing.h"
 #include "runner/supervisor.h"
 #include "runner/version.h"
 #include "runner/worker.h"
@@ -124,6 +125,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (options.nvml_facts) return kd::print_nvml_facts();  // started by the host check and L2's health test
+  if (options.nvml_watch) return kd::serve_nvml_watch();   // started by the measuring layers (fixtures/gpu_watch.h)
   if (options.list_stages) {  // asked by CTest's conformance tests (ctest/conformance_tests.cmake)
     for (const kd::LayerDef& l : kd::layers())
       for (const kd::StepDef& s : l.steps) std::printf("%s\n", s.stage.c_str());

@@ -5,12 +5,21 @@
  *   hang (nvmlInit_v2 never returns: sleeps 60 s).
  * KD_FAKE_NVML_GPU1_PCI moves GPU 1 to that PCI address: on a GPU machine, the real GPU's, so that L2's health
  * test reads the scenario as its own GPU's (a test-only stand-in, never a real machine's result).
+ * A shared GPU 0 (docs/shared-gpus.md): it lists its caller's parent (the process that asked: this run's worker, or
+ * the supervisor) as a compute process holding 512 MiB, and
+ *   KD_FAKE_NVML_OTHERS=N[:MIB]  N other compute processes, MIB each (default 10240), computing on
+ *                                KD_FAKE_NVML_OTHERS_SM percent of the SMs (default 90; 0: they only hold memory);
+ *   KD_FAKE_NVML_UTILIZATION=P   the GPU's utilization (default 0);
+ *   KD_FAKE_NVML_FREE_MIB=M      its free memory (default: what the processes leave);
+ *   KD_FAKE_NVML_HIDE_PROCESSES=1  the list shows no process of the caller's (a container that hides them);
+ *   KD_FAKE_NVML_MIG=1           MIG on.
  * Built twice: in full, and with KD_FAKE_NVML_MINIMAL (an old driver: most functions missing).
  * The signatures are NVML's C ABI. */
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include <sys/time.h>
 #include <unistd.h>
 
 extern "C" {
@@ -35,6 +44,10 @@ static int scenario(const char* name) {
   return s && strcmp(s, name) == 0;
 }
 static int sick(nvmlDevice_t d, const char* name) { return d->index == 1 && scenario(name); }
+static int scenario_env(const char* name) {
+  const char* v = getenv(name);
+  return v && strcmp(v, "1") == 0;
+}
 static void copy(char* out, unsigned len, const char* s) {
   strncpy(out, s, len);
   if (len) out[len - 1] = 0;
@@ -66,12 +79,71 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t* p) {
 }
 
 #ifndef KD_FAKE_NVML_MINIMAL
+enum { INSUFFICIENT_SIZE = 7, NOT_FOUND = 6 };
+typedef struct { unsigned pid; unsigned long long usedGpuMemory; unsigned gpuInstanceId, computeInstanceId; } nvmlProcessInfo_t;
+typedef struct { unsigned pid; unsigned long long timeStamp; unsigned smUtil, memUtil, encUtil, decUtil; } nvmlProcessUtilizationSample_t;
+typedef struct { unsigned gpu, memory; } nvmlUtilization_t;
+
+static long env_number(const char* name, long fallback) {
+  const char* v = getenv(name);
+  return v && *v ? strtol(v, NULL, 10) : fallback;
+}
+static unsigned others(void) { return (unsigned)env_number("KD_FAKE_NVML_OTHERS", 0); }
+static unsigned long long other_mib(void) {
+  const char* v = getenv("KD_FAKE_NVML_OTHERS");
+  const char* colon = v ? strchr(v, ':') : NULL;
+  return colon ? strtoull(colon + 1, NULL, 10) : 10240;
+}
+static int own_listed(void) { return !scenario_env("KD_FAKE_NVML_HIDE_PROCESSES"); }
+/* Ids that are no process of this machine's (past any pid_max): never the caller's. */
+static unsigned other_pid(unsigned i) { return 4194304u + 1000u + i; }
+
 nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* v) { *v = 13000; return OK; }
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t* m) {
-  (void)d;
   m->total = 143771ULL << 20;
   m->used = 512ULL << 20;
+  if (d->index == 0) m->used += (unsigned long long)others() * (other_mib() << 20);
   m->free = m->total - m->used;
+  if (d->index == 0 && getenv("KD_FAKE_NVML_FREE_MIB")) {
+    m->free = (unsigned long long)env_number("KD_FAKE_NVML_FREE_MIB", 0) << 20;
+    m->used = m->total - m->free;
+  }
+  return OK;
+}
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned* count, nvmlProcessInfo_t* p) {
+  const unsigned n = d->index == 0 ? others() + (unsigned)own_listed() : 0;
+  if (*count < n) {
+    *count = n;
+    return INSUFFICIENT_SIZE;
+  }
+  unsigned k = 0;
+  if (n && own_listed()) p[k++] = nvmlProcessInfo_t{(unsigned)getppid(), 512ULL << 20, 0, 0};
+  for (unsigned i = 0; k < n; ++i) p[k++] = nvmlProcessInfo_t{other_pid(i), other_mib() << 20, 0, 0};
+  *count = n;
+  return OK;
+}
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t* u) {
+  u->gpu = d->index == 0 ? (unsigned)env_number("KD_FAKE_NVML_UTILIZATION", 0) : 0;
+  u->memory = u->gpu / 2;
+  return OK;
+}
+/* One sample per process that computed: the caller's (40 %), and the others' at KD_FAKE_NVML_OTHERS_SM. */
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessUtilizationSample_t* s, unsigned* count,
+                                             unsigned long long since) {
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  const unsigned long long now = (unsigned long long)tv.tv_sec * 1000000ULL + (unsigned long long)tv.tv_usec;
+  const long sm = env_number("KD_FAKE_NVML_OTHERS_SM", 90);
+  const unsigned n = d->index != 0 || now <= since ? 0 : (unsigned)own_listed() + (sm > 0 ? others() : 0);
+  if (n == 0) return NOT_FOUND;
+  if (!s || *count < n) {
+    *count = n;
+    return s ? INSUFFICIENT_SIZE : OK;
+  }
+  unsigned k = 0;
+  if (own_listed()) s[k++] = nvmlProcessUtilizationSample_t{(unsigned)getppid(), now, 40, 20, 0, 0};
+  for (unsigned i = 0; k < n; ++i) s[k++] = nvmlProcessUtilizationSample_t{other_pid(i), now, (unsigned)sm, 30, 0, 0};
+  *count = n;
   return OK;
 }
 nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t d, int* current, int* pending) { (void)d; *current = *pending = 1; return OK; }
@@ -107,6 +179,9 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned* mw) { (void)d; *m
 nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned* mw) { (void)d; *mw = 700000; return OK; }
 nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t d, int* on) { (void)d; *on = 1; return OK; }
 nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t d, int* mode) { (void)d; *mode = 0; return OK; }
-nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned* current, unsigned* pending) { (void)d; *current = *pending = 0; return OK; }
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned* current, unsigned* pending) {
+  *current = *pending = d->index == 0 && scenario_env("KD_FAKE_NVML_MIG");
+  return OK;
+}
 #endif
 }  // extern "C"
