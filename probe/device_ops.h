@@ -16,7 +16,8 @@ void synchronize_or_throw(int index);
 // Runs fn between two device synchronizations: host_ms by the host clock at those edges,
 // event_ms by CUDA events recorded on the current stream around the same region.
 void timed_on_device(int index, const std::function<void()>& fn, double* host_ms, double* event_ms);
-kd_status ceiling(int index, int kind, kd_ceiling_out* out);  // kd_ceiling_kind
+kd_status ceiling(int index, int kind, int64_t copy_bytes, kd_ceiling_out* out);  // kd_ceiling_kind
+kd_status memory_counters(int index, kd_memory_counters* out);  // the table's entry (probe_memory_cuda.cpp)
 // L5's concurrency axis (these throw): fn runs with a stream of the pool as this thread's current
 // stream of the device; stream_synchronize_or_throw waits for the calling thread's current stream only.
 void on_pool_stream(int index, const std::function<void()>& fn);

@@ -22,7 +22,7 @@
 namespace kd::probe {
 namespace {
 
-constexpr int64_t kCopyBytes = int64_t(1) << 30;  // 1 GiB each way
+constexpr int64_t kCopyBytes = int64_t(1) << 30;  // 1 GiB each way, unless less memory is free for it
 constexpr int64_t kMatmulN = 8192;
 
 // Restores cuBLAS's TF32 setting whatever happens, so later work is not changed by us.
@@ -51,12 +51,14 @@ void time_repeats(Op op, int warmup, int repeats, kd_ceiling_out* out) {
   out->repeats = repeats;
 }
 
-void copy_ceiling(const at::Device& d, kd_ceiling_out* out) {
-  const at::Tensor src = at::rand({kCopyBytes / 4}, at::TensorOptions().dtype(at::kFloat).device(d));
+void copy_ceiling(const at::Device& d, int64_t bytes, kd_ceiling_out* out) {
+  const at::Tensor src = at::rand({bytes / 4}, at::TensorOptions().dtype(at::kFloat).device(d));
   at::Tensor dst = at::empty_like(src);
   time_repeats([&] { dst.copy_(src); }, 3, 10, out);
-  out->work = 2.0 * static_cast<double>(kCopyBytes);  // read + written
-  copy_to(out->desc, sizeof out->desc, "device-to-device copy of 1 GiB float32 (random), bytes read + written, median of 10");
+  out->work = 2.0 * static_cast<double>(bytes);  // read + written
+  const std::string size = bytes == kCopyBytes ? "1 GiB" : std::to_string(bytes >> 20) + " MiB";
+  copy_to(out->desc, sizeof out->desc,
+          "device-to-device copy of " + size + " float32 (random), bytes read + written, median of 10");
 }
 
 void matmul_ceiling(const at::Device& d, int kind, kd_ceiling_out* out) {
@@ -96,13 +98,14 @@ void timed_on_device(int index, const std::function<void()>& fn, double* host_ms
   *event_ms = start.elapsed_time(end);
 }
 
-kd_status ceiling(int index, int kind, kd_ceiling_out* out) {
+kd_status ceiling(int index, int kind, int64_t copy_bytes, kd_ceiling_out* out) {
   return guarded([&] {
     *out = kd_ceiling_out{};
     c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(index));
     const at::Device d(at::kCUDA, static_cast<c10::DeviceIndex>(index));
     if (kind == KD_CEILING_COPY) {
-      copy_ceiling(d, out);
+      if (copy_bytes < 0 || copy_bytes > kCopyBytes) throw std::invalid_argument("ceiling: copy_bytes not in [0, 1 GiB]");
+      copy_ceiling(d, copy_bytes > 0 ? copy_bytes / 4 * 4 : kCopyBytes, out);
     } else if (kind >= KD_CEILING_MATMUL_BF16 && kind <= KD_CEILING_MATMUL_TF32) {
       matmul_ceiling(d, kind, out);
     } else {

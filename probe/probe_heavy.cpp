@@ -30,6 +30,7 @@ kd_probe_table heavy_entries() {
   t.collective_barrier = collective_barrier;
   t.collective_bandwidth = collective_bandwidth;
   t.collective_end = collective_end;
+  t.memory_counters = memory_counters;
   return t;
 }
 

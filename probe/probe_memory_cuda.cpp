@@ -7,10 +7,14 @@
 
 #include "cuda_memory.h"
 #include "device_ops.h"
+#include "probe_status.h"
 
 namespace kd::probe {
 
 kd_memory_counters memory_now(int index) { return kd_probe::memory_counters(index); }
+kd_status memory_counters(int index, kd_memory_counters* out) {
+  return guarded([&] { *out = memory_now(index); });
+}
 void memory_reset_peak(int index) { kd_probe::reset_peak(index); }
 void memory_empty_cache() { c10::cuda::CUDACachingAllocator::emptyCache(); }
 void memory_set_fraction(int index, double fraction) {

@@ -17,7 +17,8 @@ kd_status synchronize(int) { return unsupported(); }
 kd_status spin_forever(int) { return unsupported(); }
 void synchronize_or_throw(int) { throw std::runtime_error(unsupported().message); }
 void timed_on_device(int, const std::function<void()>&, double*, double*) { throw std::runtime_error(unsupported().message); }
-kd_status ceiling(int, int, kd_ceiling_out*) { return unsupported(); }
+kd_status ceiling(int, int, int64_t, kd_ceiling_out*) { return unsupported(); }
+kd_status memory_counters(int, kd_memory_counters*) { return unsupported(); }
 void on_pool_stream(int, const std::function<void()>&) { throw std::runtime_error(unsupported().message); }
 void stream_synchronize_or_throw(int) { throw std::runtime_error(unsupported().message); }
 kd_memory_counters memory_now(int) { throw std::runtime_error(unsupported().message); }

@@ -146,7 +146,7 @@ const kd_probe_table kTable = {
     heavy<&T::range_memory_fraction>, heavy<&T::range_point>, heavy<&T::peer_copy>, heavy<&T::all_reduce>,
     heavy<&T::extension_load>, heavy<&T::model_signature>, heavy<&T::range_concurrent>, heavy<&T::collective_join>,
     heavy<&T::collective_all_reduce>, heavy<&T::collective_broadcast>, heavy<&T::collective_barrier>,
-    heavy<&T::collective_bandwidth>, heavy<&T::collective_end>, heavy_part,
+    heavy<&T::collective_bandwidth>, heavy<&T::collective_end>, heavy_part, heavy<&T::memory_counters>,
 };
 
 }  // namespace
