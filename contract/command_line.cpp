@@ -226,6 +226,12 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
   if ((o.fault == "cpu-shards" || o.fault == "cpu-shard-oom") && (!o.cpu_mode() || !l4))
     return UsageError{fmt::format("--inject-fault {} splits L4 over CPU processes: it needs --device cpu and L4 "
                                   "(--layers app)", o.fault)};
+  const bool watched = o.has_gtest_flag("filter") || std::any_of(o.layers.begin(), o.layers.end(), [](const std::string& l) {
+                         return l == "L5" || l == "L6" || l == "L8";
+                       });
+  if (o.fault == "stand-in-gpu" && (!o.cpu_mode() || !watched))
+    return UsageError{"--inject-fault stand-in-gpu makes a CPU run watch the stand-in NVML's GPU 0: it needs --device cpu "
+                      "and L5, L6 or L8 (--layers L5)"};
   if (o.fault == "shard-oom" && (!o.all_devices || !l4))
     return UsageError{"--inject-fault shard-oom acts in L4 across GPUs: it needs --device-index all and L4 (--layers app)"};
   if (o.model.has_value() != o.input.has_value())

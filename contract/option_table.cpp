@@ -12,7 +12,8 @@ namespace kd {
 
 const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error", "leak", "range-leak",
                                           "device-assert", "slow-save", "cpu-shards", "cpu-shard-oom", "shard-oom",
-                                          "collective-wrong", "collective-rank-exit", "slow-exit"};
+                                          "collective-wrong", "collective-rank-exit", "slow-exit",
+                                          "stand-in-gpu"};
 
 namespace {
 
@@ -299,6 +300,12 @@ std::vector<OptionRow> make_table() {
     r.example = "0.25";
   }
 
+  OptionRow& shared = add(option("--judge-shared-gpu", "", &Options::judge_shared_gpu, "judge_shared_gpu",
+                                 "L6, L8: apply the floors also to a measurement during which\n"
+                                 "other processes used the GPU (by default it is recorded and\n"
+                                 "not judged: a visible skip)"));
+  switch_of(shared, &Options::judge_shared_gpu);
+
   OptionRow& memfrac = add(option("--memory-fraction", "F", &Options::memory_fraction, "memory_fraction",
                                   "L5: let the caching allocator hold at most F of the GPU's\n"
                                   "memory (0 < F <= 1) while L5's workload runs: as on a smaller card"));
@@ -380,7 +387,10 @@ std::vector<OptionRow> make_table() {
                                 "second GPU's shard runs out of memory), collective-wrong (L8:\n"
                                 "the last rank adds 1 to one element), collective-rank-exit\n"
                                 "(L8: the last rank is killed right after joining), slow-exit\n"
-                                "(the worker stays 3 s after its last event);\n"
+                                "(the worker stays 3 s after its last event), stand-in-gpu (a\n"
+                                "CPU run watches the stand-in NVML's GPU 0 as its GPU: L5's\n"
+                                "sweep sizes itself from its free memory, L6's segments and\n"
+                                "L8's bandwidth see its other processes);\n"
                                 "recorded in the report, never a diagnosis"));
   fault.audience = Audience::TestOnly;
   fault.read = [](const std::string& v, Options& o) -> Error {

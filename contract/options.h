@@ -39,6 +39,9 @@ struct Options {
   // Defaults sit well under what healthy cards reach (README "Layer L6").
   double min_bandwidth_fraction = kDefaultMinBandwidthFraction;
   double min_matmul_fraction = kDefaultMinMatmulFraction;
+  // L6, L8: a measurement during which other processes used the GPU is recorded, not judged (a visible skip); this
+  // applies its floor anyway (docs/shared-gpus.md).
+  bool judge_shared_gpu = false;
   // L5: "pretend this card is smaller": the caching allocator may hold at most this fraction of the
   // device's memory while L5's workload runs (setMemoryFraction); unset: the whole device.
   std::optional<double> memory_fraction;

@@ -131,7 +131,8 @@ constexpr Field<nlohmann::json> keyed_objects(const char* pointer) { return {{po
   X(collective_all_reduce, structured("/collective/all_reduce", Kind::object))                                       \
   X(collective_broadcast, structured("/collective/broadcast", Kind::object))                                         \
   X(collective_barrier, structured("/collective/barrier", Kind::object))                                             \
-  X(collective_bandwidth, structured("/collective/bandwidth", Kind::object))
+  X(collective_bandwidth, structured("/collective/bandwidth", Kind::object))                                         \
+  X(sharing_measurements, keyed_objects("/sharing/measurements"))
 
 // What the supervisor writes itself: the verdict and the run around it. No fact lands here.
 #define KD_REPORT_SUPERVISOR_FIELDS(X)                                                                               \

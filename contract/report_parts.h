@@ -17,6 +17,7 @@ namespace kd::report {
   X(section_peer, structured("/peer", Kind::object, true))                                                           \
   X(section_collective, structured("/collective", Kind::object, true))                                               \
   X(section_timing, structured("/timing", Kind::object, true))                                                       \
+  X(section_sharing, structured("/sharing", Kind::object, true))                                                     \
   X(app_embeddings_input, plain<std::string>("/input", "/app/embeddings"))                                           \
   X(app_embeddings_output, plain<std::string>("/output", "/app/embeddings"))                                         \
   X(app_embeddings_count, plain<int64_t>("/count", "/app/embeddings"))                                               \
@@ -204,6 +205,8 @@ namespace kd::report {
   X(range_memory_fraction, plain<double>("/memory_fraction", "/memory/range"))                                       \
   X(range_memory_limit, plain<std::string>("/memory_limit", "/memory/range"))                                        \
   X(range_memory_cap_bytes, nullable<uint64_t>("/memory_cap_bytes", "/memory/range"))                                \
+  X(range_device_free_bytes, nullable<uint64_t>("/device_free_bytes", "/memory/range"))                              \
+  X(range_memory_note, nullable<std::string>("/memory_note", "/memory/range"))                                       \
   X(range_host_memory_share, nullable<double>("/host_memory_share", "/memory/range"))                                \
   X(range_points, structured("/points", Kind::array, false, "/memory/range"))                                        \
   X(range_largest_pass, nullable<int64_t>("/largest_pass", "/memory/range"))                                         \
@@ -305,6 +308,20 @@ namespace kd::report {
   X(bw_size_ms, plain<double>("/ms", "/collective/bandwidth/sizes/*"))                                               \
   X(bw_size_algbw, plain<double>("/algbw", "/collective/bandwidth/sizes/*"))                                         \
   X(bw_size_busbw, plain<double>("/busbw", "/collective/bandwidth/sizes/*"))                                         \
+  X(share_source, plain<std::string>("/source", "/sharing/measurements/*"))                                          \
+  X(share_fallback_reason, nullable<std::string>("/fallback_reason", "/sharing/measurements/*"))                     \
+  X(share_before, structured("/before", Kind::object, false, "/sharing/measurements/*"))                             \
+  X(share_during, structured("/during", Kind::object, false, "/sharing/measurements/*"))                             \
+  X(share_others, nullable<std::string>("/others", "/sharing/measurements/*"))                                       \
+  X(share_contended, plain<bool>("/contended", "/sharing/measurements/*"))                                           \
+  X(share_floor, plain<std::string>("/floor", "/sharing/measurements/*"))                                            \
+  /* a window: "during", and "before" of the same shape */                                                           \
+  X(window_other_processes, nullable<int64_t>("/other_processes", "/sharing/measurements/*/during"))                 \
+  X(window_other_memory_bytes, nullable<uint64_t>("/other_memory_bytes", "/sharing/measurements/*/during"))          \
+  X(window_unlisted_memory_bytes, nullable<uint64_t>("/unlisted_memory_bytes", "/sharing/measurements/*/during"))    \
+  X(window_utilization_percent, nullable<int64_t>("/utilization_percent", "/sharing/measurements/*/during"))         \
+  X(window_other_sm_percent, nullable<int64_t>("/other_sm_percent", "/sharing/measurements/*/during"))               \
+  X(window_samples, plain<int64_t>("/samples", "/sharing/measurements/*/during"))                                    \
   X(requested_device, plain<std::string>("/device", "/requested"))                                                   \
   X(requested_device_index, nullable<int64_t>("/device_index", "/requested"))                                        \
   X(requested_all_devices, plain<bool>("/all_devices", "/requested"))                                                \

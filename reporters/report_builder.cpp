@@ -47,7 +47,7 @@ json skeleton(const RunRecord& run) {
   put(&r, report::host, run.host);
   for (const report::FieldInfo* f : {&report::device.info, &report::python.info, &report::section_app.info,
                                      &report::section_timing.info, &report::section_memory.info, &report::section_peer.info,
-                                     &report::section_collective.info, &report::error.info, &report::after_failure.info})
+                                     &report::section_collective.info, &report::section_sharing.info, &report::error.info, &report::after_failure.info})
     put_null(&r, *f);
   put(&r, report::layers, json::array());
   put(&r, report::markers, json::array());

@@ -257,6 +257,9 @@ std::string range_lines(const json& range) {
   std::stable_sort(points.begin(), points.end(), [&](const json& a, const json& b) { return value(a) < value(b); });
   // On a GPU the allocator's measured peak and reserve; on the CPU only the workload's estimate.
   const bool gpu = read(range, report::range_memory_limit) == "allocator";
+  if (const auto note = read(range, report::range_memory_note))  // a shared GPU: what the sweep left to the others
+    out += fmt::format("  memory: {} (its cap {} GiB of {} GiB free)\n", *note, gib(json_at(range, report::range_memory_cap_bytes)),
+                       gib(json_at(range, report::range_device_free_bytes)));
   if (const auto share = read(range, report::range_host_memory_share); !gpu && share)  // a shared node keeps the rest (docs/limits.md)
     out += fmt::format("  CPU: points estimated over {:g} % of the host's available memory ({} GiB) are not run\n",
                        *share * 100, gib(json_at(range, report::range_memory_cap_bytes)));
@@ -268,6 +271,29 @@ std::string range_lines(const json& range) {
                        number(json_at(p, report::point_warm_median_ms), "{:.4g}"), number(json_at(p, report::point_cold_ms), "{:.4g}"),
                        point_gib(p, gpu), gpu ? fmt::format(" {:>12}", gib(json_at(p, report::point_reserved_bytes))) : "");
   return out;
+}
+
+// A shared GPU: each measurement during which other processes were on it, who they were, and whether its floor was
+// applied (docs/shared-gpus.md). Nothing when the GPU was this run's alone.
+std::string sharing_lines(const json& r) {
+  const json& all = read(r, report::sharing_measurements);
+  std::string out;
+  if (!all.is_object()) return out;
+  for (const auto& [stage, m] : all.items()) {
+    const auto others = read(m, report::share_others);
+    if (!others) continue;
+    const std::string floor = read(m, report::share_floor).value_or("none");
+    const bool contended = read(m, report::share_contended).value_or(false);
+    const char* judged = floor == "not_applied"          ? ": used the GPU, the floor not applied"
+                         : floor == "applied" && contended ? ": used the GPU, judged anyway (--judge-shared-gpu)"
+                         : floor == "applied"              ? ": did not compute, judged"
+                         : contended                       ? ": used the GPU"
+                                                           : "";
+    out += fmt::format("  {:<18} {}{}\n", stage, *others, judged);
+  }
+  if (out.empty()) return out;
+  const std::string source = read(all.begin().value(), report::share_source).value_or("?");
+  return fmt::format("Other processes on the GPU ({}):\n", source == "nvml" ? "NVML" : "the driver's memory; NVML cannot tell") + out;
 }
 
 // A layer whose tests all skipped says why: the failure that blocked it, or why it does not apply here (the head
@@ -342,6 +368,7 @@ std::string render_terminal(const json& r, const TerminalView& view) {
   if (const auto device = report::read(r, report::memory_device)) out += memory_lines(r, *device);
   out += timing_lines(r);
   if (const json& range = report::read(r, report::memory_range); range.is_object()) out += range_lines(range);
+  out += sharing_lines(r);
   if (const json& devices = report::read(r, report::devices); devices.is_array()) {
     if (devices.empty())
       out += "GPUs checked: none visible\n";

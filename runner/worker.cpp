@@ -1,11 +1,14 @@
 #include "worker.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "fixtures/layer_test.h"
 #include "fixtures/target_gpu.h"
 #include "fixtures/worker_context.h"
 #include "fixtures/listener.h"
+#include "fixtures/nvml_sharing.h"
 #include "suites/layers.h"
 
 namespace kd {
@@ -17,6 +20,10 @@ int run_worker(const Options& options, const Role& role, const char* argv0, even
   worker_context().role = role;
   events::marker("read_parameters", "");  // main() parsed them; this process now knows what to run
   if (!options.cpu_mode()) start_nvml_query();  // L2's health facts, read while L1 loads LibTorch
+  // The measuring layers' watch over other processes on the GPU (fixtures/gpu_watch.h): its child starts now too, so
+  // that its nvmlInit is done before their first measurement. A plain run (L1-L3) starts nothing.
+  const auto measuring = [&](const std::string& id) { return id == "L5" || id == "L6" || id == "L7" || id == "L8"; };
+  if (!options.cpu_mode() && std::any_of(options.layers.begin(), options.layers.end(), measuring)) start_nvml_watch();
 
   std::vector<std::string> args = {argv0};
   if (!options.has_gtest_flag("filter")) args.push_back("--gtest_filter=" + filter_for_layers(layers(), options.layers));

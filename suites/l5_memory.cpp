@@ -4,15 +4,18 @@
 // after each. Says which phase runs out of memory (code 9, stage L5.oom.<phase>), that
 // emptyCache returns cached memory but not referenced memory, and whether allocated memory
 // grows across iterations (code 15). Off in a plain run; --layers L5 or --full. Facts: /memory.
+#include <algorithm>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "contract/report_parts.h"
 #include "fixtures/embeddings_input.h"
+#include "fixtures/gpu_watch.h"
 #include "fixtures/layer_test.h"
 #include "suites/steps.h"
 #include "contract/events.h"
+#include "verdict/gpu_sharing.h"
 #include "verdict/memory_checks.h"
 
 namespace kd {
@@ -66,6 +69,17 @@ std::string bytes(uint64_t b) { return memory::bytes_text(static_cast<double>(b)
 // The probe is in a named step: a timeout or crash there names it.
 void step_started(void*, const char* name) { events::stage(std::string("L5.phases.") + name); }
 
+// With other processes on the GPU, the workload's allocator is capped at what is free for it (sharing::budget),
+// and never above --memory-fraction: it must not take memory another process then needs. The fraction of the
+// device's total the allocator takes; 0: no cap (the GPU to itself, and no --memory-fraction).
+double shared_cap(const GpuWatch& watch, double asked) {
+  const std::optional<DeviceMemory>& m = watch.memory();
+  if (!m || m->total == 0 || sharing::others(watch.before()) == 0) return asked;
+  const sharing::Budget b = sharing::budget(m->free, sharing::kStepShare, watch.before());
+  const double kept_to_itself = static_cast<double>(m->reserved + b.bytes) / static_cast<double>(m->total);
+  return std::clamp(asked > 0 ? std::min(asked, kept_to_itself) : kept_to_itself, 1e-6, 1.0);
+}
+
 Outcome out_of_memory(const WorkerContext& ctx, const kd_memory_in& in, const WorkloadRun& r) {
   const kd_memory_out& o = r.out;
   memory::OomEvent e;
@@ -98,13 +112,21 @@ constexpr const char* kNotOnCpu = "not supported on CPU: ";
 
 
 Outcome l5_phases(WorkerContext& ctx) {
-  const kd_memory_in in = workload_input(ctx);
+  kd_memory_in in = workload_input(ctx);
+  const double asked = in.fraction;
+  std::optional<GpuWatch> watch;
+  if (!ctx.cpu_mode()) {
+    watch.emplace(ctx, std::vector<int>{ctx.device_index()});
+    in.fraction = shared_cap(*watch, asked);
+  }
   WorkloadRun& r = workload();
   r.status = ctx.probe->memory_workload(&in, &r.out, step_started, nullptr);
   const kd_memory_out& o = r.out;
   ctx.fact(report::memory_device, ctx.cpu_mode() ? std::string("cpu") : fmt::format("cuda:{}", ctx.device_index()));
   ctx.fact(report::memory_workload, o.desc);
-  ctx.fact(report::memory_fraction, in.fraction > 0 ? std::optional(in.fraction) : std::nullopt);
+  ctx.fact(report::memory_fraction, asked > 0 ? std::optional(asked) : std::nullopt);
+  const std::optional<sharing::Seen> during = watch ? std::optional(watch->during()) : std::nullopt;
+  if (watch) record_sharing(ctx, "L5.phases", watch->before(), *during, "none");
   ctx.fact(report::memory_weights_bytes, o.weights_bytes);
   ctx.fact(report::memory_activation_bytes, o.activation_bytes);
   json steps = json::array();
@@ -116,8 +138,17 @@ Outcome l5_phases(WorkerContext& ctx) {
               o.counters ? json(std::vector<uint64_t>(o.iteration_allocated, o.iteration_allocated + o.iterations_done)) : json());
   report::put(&iterations, report::iterations_leak_injected, in.leak != 0);
   ctx.fact(report::memory_iterations, iterations);
-  if (r.status.kind == KD_ERR_OUT_OF_MEMORY && o.failed_step >= 0 && o.failed_step < KD_MEM_STEPS)
-    return out_of_memory(ctx, in, r);
+  if (r.status.kind == KD_ERR_OUT_OF_MEMORY && o.failed_step >= 0 && o.failed_step < KD_MEM_STEPS) {
+    const Outcome oom = out_of_memory(ctx, in, r);
+    // Other processes held the memory it needed (or this run kept their share free): a shared GPU, not the workload.
+    if (during && (sharing::others(watch->before()) > 0 || sharing::judge(*during).contended)) {
+      const std::string who = sharing::describe(*during);
+      return Outcome::not_applicable(fmt::format("other processes hold the GPU's memory ({}): the workload ran out of the "
+                                                 "memory left to this run in phase {}",
+                                                 who.empty() ? sharing::describe(watch->before()) : who, kPhaseNames[o.failed_step]));
+    }
+    return oom;
+  }
   if (r.status.kind != KD_OK) return backend_failure(r.status);
   return Outcome::pass();
 }

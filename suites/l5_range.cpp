@@ -21,6 +21,7 @@
 
 #include "contract/report_parts.h"
 #include "fixtures/embeddings_input.h"
+#include "fixtures/gpu_watch.h"
 #include "fixtures/layer_test.h"
 #include "suites/steps.h"
 #include "fixtures/scratch_folder.h"
@@ -202,23 +203,38 @@ Outcome l5_operating_range(WorkerContext& ctx) {
   Sweep s(ctx, !ctx.cpu_mode(), axis);
   s.host_share = range::cpu_host_share(o.range_memory_fraction);  // a shared node keeps most of its memory
   const std::optional<uint64_t> available = s.gpu ? std::nullopt : range::host_available_bytes();
-  // The processes axis: every process loads LibTorch, whose host memory adds up; they together may
-  // use at most the CPU sweep's share of the host's available memory (range::cpu_host_share), on a GPU machine too.
-  const double host_share = s.host_share;
   std::unique_ptr<ScratchFolder> folder;  // the processes' output, removed afterwards
   if (axis == "processes") {
     folder = std::make_unique<ScratchFolder>("kd-range");
     if (folder->path.empty()) return Outcome::fail(Code::RuntimeError, "cannot create a scratch folder for the range's processes");
   }
-  ProcessesAxis procs(ctx, s.gpu, folder ? folder->path : "", host_share);
+  // No harm to the others: the sweep may use the fraction of the memory that is free when it begins, shared with
+  // the other processes on the GPU then (sharing::budget), never a fraction of the device's total. The allocator's
+  // cap counts what it already holds, so it is that plus the share.
+  std::optional<GpuWatch> watch;
+  std::optional<sharing::Budget> share;
+  std::optional<uint64_t> cap_bytes;
+  double device_fraction = o.range_memory_fraction;  // of the device's total, as the caching allocator takes it
+  if (watches_gpu(ctx)) {
+    watch.emplace(ctx, std::vector<int>{ctx.device_index()});
+    if (const std::optional<DeviceMemory>& m = watch->memory(); m && m->total > 0) {
+      share = sharing::budget(m->free, o.range_memory_fraction, watch->before());
+      cap_bytes = m->reserved + share->bytes;
+      device_fraction = std::clamp(static_cast<double>(*cap_bytes) / static_cast<double>(m->total), 1e-6, 1.0);
+      if (!s.gpu && available && *available > 0)  // the stand-in GPU (test only): its free memory bounds the CPU's sweep
+        s.host_share = std::min(s.host_share, static_cast<double>(*cap_bytes) / static_cast<double>(*available));
+    }
+  }
+  ProcessesAxis procs(ctx, s.gpu, folder ? folder->path : "", s.host_share, device_fraction);
   if (s.gpu && axis != "processes") {  // the processes cap their own allocators, at the cap's share each
-    const kd_status st = ctx.probe->range_memory_fraction(ctx.device_index(), o.range_memory_fraction);
+    const kd_status st = ctx.probe->range_memory_fraction(ctx.device_index(), device_fraction);
     if (st.kind != KD_OK) return backend_failure(st);
   }
-  // The memory a point may reach: the capped allocator's share of the device (known from the first point's
-  // counters), or the CPU guard's share of the host's available memory.
+  // The memory a point may reach: the capped allocator's share of the device, or the CPU guard's share of the
+  // host's available memory.
   const auto memory_cap = [&]() -> std::optional<uint64_t> {
-    if (s.device_total) return static_cast<uint64_t>(*s.device_total * o.range_memory_fraction);
+    if (s.gpu && cap_bytes) return cap_bytes;
+    if (s.device_total) return static_cast<uint64_t>(*s.device_total * device_fraction);
     if (available) return range::host_cap_bytes(s.host_share, *available);
     return std::nullopt;
   };
@@ -247,6 +263,7 @@ Outcome l5_operating_range(WorkerContext& ctx) {
     if (st.kind != KD_OK && !r.failure) return backend_failure(st);
   }
   if (procs.device_total) s.device_total = procs.device_total;
+  if (watch) record_sharing(ctx, "L5.range", watch->before(), watch->during(), "none");
   json points = json::array();
   for (const range::Point& p : r.points) points.push_back(point_json(p, axis, procs.processes));
   const bool capped = budget < o.range_budget_s;
@@ -264,8 +281,9 @@ Outcome l5_operating_range(WorkerContext& ctx) {
   report::put(&fact, report::range_memory_fraction, o.range_memory_fraction);
   report::put(&fact, report::range_memory_limit, s.gpu ? "allocator" : "host_estimate");
   report::put(&fact, report::range_memory_cap_bytes, cap);
-  report::put(&fact, report::range_host_memory_share,
-              axis == "processes" ? std::optional(host_share) : s.gpu ? std::nullopt : std::optional(s.host_share));
+  report::put(&fact, report::range_device_free_bytes, watch && watch->memory() ? std::optional(watch->memory()->free) : std::nullopt);
+  report::put(&fact, report::range_memory_note, share ? report::unless_empty(share->note) : std::nullopt);
+  report::put(&fact, report::range_host_memory_share, axis == "processes" || !s.gpu ? std::optional(s.host_share) : std::nullopt);
   report::put(&fact, report::range_points, points);
   report::put(&fact, report::range_largest_pass, r.largest_pass);
   report::put(&fact, report::range_first_fail, r.first_fail);

@@ -16,8 +16,9 @@ namespace kd {
 class ProcessesAxis {
  public:
   // folder: a private scratch folder for the processes' output; host_fraction: the share of the
-  // host's available memory the processes together may use, by the last pass's largest process.
-  ProcessesAxis(WorkerContext& ctx, bool gpu, std::string folder, double host_fraction);
+  // host's available memory the processes together may use, by the last pass's largest process;
+  // device_fraction: the share of the device's total memory they together may hold (on a GPU).
+  ProcessesAxis(WorkerContext& ctx, bool gpu, std::string folder, double host_fraction, double device_fraction);
   range::Point run(int64_t n, double seconds_left);
   int64_t max_value() const;
 
@@ -31,6 +32,7 @@ class ProcessesAxis {
   bool gpu_;
   std::string folder_;
   double host_fraction_;
+  double device_fraction_;
   std::optional<uint64_t> last_rss_;  // the last pass's largest process
 };
 

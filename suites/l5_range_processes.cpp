@@ -51,8 +51,8 @@ json read_record(const std::string& log) {
 
 }  // namespace
 
-ProcessesAxis::ProcessesAxis(WorkerContext& ctx, bool gpu, std::string folder, double host_fraction)
-    : ctx_(ctx), gpu_(gpu), folder_(std::move(folder)), host_fraction_(host_fraction) {}
+ProcessesAxis::ProcessesAxis(WorkerContext& ctx, bool gpu, std::string folder, double host_fraction, double device_fraction)
+    : ctx_(ctx), gpu_(gpu), folder_(std::move(folder)), host_fraction_(host_fraction), device_fraction_(device_fraction) {}
 
 int64_t ProcessesAxis::max_value() const {
   // On the CPU the processes share its cores: past twice their number nothing new is learnt.
@@ -71,7 +71,7 @@ range::Point ProcessesAxis::run(int64_t n, double seconds_left) {
     return p;
   }
   // On a GPU the sweep's cap is shared out: together the processes' allocators may hold at most the cap.
-  const double share = gpu_ ? ctx_.options.range_memory_fraction / static_cast<double>(n) : 1.0;
+  const double share = gpu_ ? device_fraction_ / static_cast<double>(n) : 1.0;
   std::vector<pid_t> pids;
   for (int64_t i = 0; i < n; ++i) {
     Plan plan;

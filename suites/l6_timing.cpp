@@ -12,11 +12,14 @@
 
 #include "contract/report_parts.h"
 #include "fixtures/embeddings_input.h"
+#include "fixtures/gpu_watch.h"
 #include "fixtures/layer_test.h"
 #include "suites/steps.h"
 #include "fixtures/target_gpu.h"
 #include "verdict/device_ceilings.h"
 #include "verdict/gpu_health.h"
+#include "verdict/gpu_sharing.h"
+#include "verdict/memory_checks.h"
 #include "verdict/performance.h"
 
 namespace kd {
@@ -25,6 +28,11 @@ namespace {
 using nlohmann::json;
 
 constexpr int kTimingWarmRuns = 20;
+// The ceilings' device memory (probe/probe_ceilings_cuda.cpp): the copy's two buffers of 1 GiB each, smaller when
+// less is free for them but never under 256 MiB (still five times an H200's L2 cache); the products' three
+// 8192 x 8192 matrices and cuBLAS's workspace.
+constexpr int64_t kCeilingCopyBytes = int64_t(1) << 30, kMinCeilingCopyBytes = int64_t(256) << 20;
+constexpr int64_t kMatmulElements = int64_t(8192) * 8192, kBlasWorkspace = int64_t(64) << 20;
 
 // The median and the p95 of n runs, at a pair of rows (their place in the segments).
 void put_stat(json* segments, const report::Field<double>& median, const report::Field<double>& p95, const double* runs, int n) {
@@ -35,8 +43,9 @@ void put_stat(json* segments, const report::Field<double>& median, const report:
 
 struct Ceiling {
   int kind;
-  const char* key;   // under /timing/ceilings
-  const char* what;  // in the message
+  const char* key;    // under /timing/ceilings
+  const char* what;   // in the message
+  const char* stage;  // the step's (its watch's key under /sharing/measurements)
 };
 
 // The reference for one ceiling, or nullopt (unknown device, or a figure we are not sure of).
@@ -59,6 +68,28 @@ std::string likely_causes(const WorkerContext& ctx, const kd_device_props& props
   return h.warnings.empty() ? "" : fmt::format("; likely cause (NVML): {}", fmt::join(h.warnings, "; "));
 }
 
+// The memory a ceiling may take of what is free (sharing::budget), when other processes hold some: the copy's size
+// each way (0: its own 1 GiB), or why it does not fit. Alone on the GPU it takes what it always did.
+struct Sized {
+  int64_t copy_bytes = 0;
+  std::string too_little;
+};
+Sized sized(const GpuWatch& watch, int kind, const char* what) {
+  Sized z;
+  if (!watch.memory() || sharing::others(watch.before()) == 0) return z;
+  const sharing::Budget b = sharing::budget(watch.memory()->free, sharing::kStepShare, watch.before());
+  const int64_t may = static_cast<int64_t>(b.bytes);
+  const int64_t needs = kind == KD_CEILING_COPY ? 2 * kMinCeilingCopyBytes
+                                                : 3 * kMatmulElements * (kind == KD_CEILING_MATMUL_BF16 ? 2 : 4) + kBlasWorkspace;
+  if (kind == KD_CEILING_COPY) z.copy_bytes = std::min(kCeilingCopyBytes, may / 2 / (int64_t(1) << 20) * (int64_t(1) << 20));
+  if (may < needs)
+    z.too_little = fmt::format("other processes hold the GPU's memory ({}): the {} needs {}, and this run takes at most {} "
+                               "of the {} free ({})", sharing::describe(watch.before()), what,
+                               memory::bytes_text(static_cast<double>(needs)), memory::bytes_text(static_cast<double>(may)),
+                               memory::bytes_text(static_cast<double>(watch.memory()->free)), b.note);
+  return z;
+}
+
 Outcome measure(WorkerContext& ctx, const Ceiling& c) {
   if (ctx.cpu_mode()) return Outcome::not_applicable("not supported on CPU: the device ceilings are GPU measurements");
   kd_device_props props{};
@@ -66,9 +97,25 @@ Outcome measure(WorkerContext& ctx, const Ceiling& c) {
   if (s.kind != KD_OK) return backend_failure(s);
   const std::optional<DeviceCeilings> dev = find_ceilings(props.name);
   ctx.fact(report::timing_reference_device, dev ? std::optional<std::string>(dev->key) : std::nullopt);
+  GpuWatch watch(ctx, {ctx.device_index()});
+  const Sized size = sized(watch, c.kind, c.what);
+  if (!size.too_little.empty()) {
+    record_sharing(ctx, c.stage, watch.before(), watch.before(), "none");
+    return Outcome::not_applicable(size.too_little);
+  }
   auto out = std::make_unique<kd_ceiling_out>();
-  s = ctx.probe->ceiling(ctx.device_index(), c.kind, out.get());
-  if (s.kind != KD_OK) return backend_failure(s);
+  s = ctx.probe->ceiling(ctx.device_index(), c.kind, size.copy_bytes == kCeilingCopyBytes ? 0 : size.copy_bytes, out.get());
+  const sharing::Seen during = watch.during();
+  const sharing::Contention shared = sharing::judge(during);
+  if (s.kind == KD_ERR_OUT_OF_MEMORY && (shared.contended || sharing::others(watch.before()) > 0)) {
+    record_sharing(ctx, c.stage, watch.before(), during, "none");  // the others took what was free: nothing measured
+    return Outcome::not_applicable(fmt::format("other processes hold the GPU's memory ({}): the {} ran out of it: {}",
+                                               sharing::describe(during), c.what, s.message));
+  }
+  if (s.kind != KD_OK) {
+    record_sharing(ctx, c.stage, watch.before(), during, "none");
+    return backend_failure(s);
+  }
   if (out->repeats < 1) return Outcome::fail(Code::RuntimeError, "the probe timed no repeat");
   // Rates in TB/s or TFLOP/s: both are 1e12 per second.
   std::vector<double> rates;
@@ -90,8 +137,19 @@ Outcome measure(WorkerContext& ctx, const Ceiling& c) {
   report::put(&ceiling, report::ceiling_min, perf::round3(*std::min_element(rates.begin(), rates.end())));
   report::put(&ceiling, report::ceiling_max, perf::round3(*std::max_element(rates.begin(), rates.end())));
   ctx.fact(report::timing_ceilings, c.key, ceiling);
+  if (!j.fraction) {  // no reference figure: nothing to judge
+    record_sharing(ctx, c.stage, watch.before(), during, "none");
+    return Outcome::pass();
+  }
+  const sharing::Floor checked = sharing::floor_check(shared, ctx.options.judge_shared_gpu, j.message);
+  if (checked.outcome == sharing::Floor::Outcome::NotJudged) {
+    record_sharing(ctx, c.stage, watch.before(), during, "not_applied");
+    return Outcome::not_applicable(checked.message);
+  }
+  record_sharing(ctx, c.stage, watch.before(), during, "applied");
   if (!j.below_floor) return Outcome::pass();
-  return Outcome::fail(Code::PerformanceBelowFloor, j.message + likely_causes(ctx, props));
+  const std::string others = shared.contended ? "; other processes used the GPU during the measurement: " + shared.what : "";
+  return Outcome::fail(Code::PerformanceBelowFloor, j.message + others + likely_causes(ctx, props));
 }
 
 }  // namespace
@@ -100,7 +158,10 @@ Outcome measure(WorkerContext& ctx, const Ceiling& c) {
 Outcome l6_segments(WorkerContext& ctx) {
   const kd_app_embed_in in = embeddings_input(!ctx.cpu_mode(), ctx.device_index());
   auto out = std::make_unique<kd_timing_out>();
+  std::optional<GpuWatch> watch;  // the segments have no floor: who else was there is recorded with them
+  if (watches_gpu(ctx)) watch.emplace(ctx, std::vector<int>{ctx.device_index()});
   const kd_status s = ctx.probe->timing_segments(&in, 1 + kTimingWarmRuns, out.get());
+  if (watch) record_sharing(ctx, "L6.segments", watch->before(), watch->during(), "none");
   if (s.kind != KD_OK) return backend_failure(s);
   const int warm = out->runs - 1;
   const double* w_events = out->compute_event_ms + 1;
@@ -126,19 +187,19 @@ Outcome l6_segments(WorkerContext& ctx) {
 }
 
 Outcome l6_copy_bandwidth(WorkerContext& ctx) {
-  return measure(ctx, {KD_CEILING_COPY, "copy", "copy"});
+  return measure(ctx, {KD_CEILING_COPY, "copy", "copy", "L6.copy_bandwidth"});
 }
 
 Outcome l6_matmul_bf16(WorkerContext& ctx) {
-  return measure(ctx, {KD_CEILING_MATMUL_BF16, "matmul_bf16", "bf16 matmul"});
+  return measure(ctx, {KD_CEILING_MATMUL_BF16, "matmul_bf16", "bf16 matmul", "L6.matmul_bf16"});
 }
 
 Outcome l6_matmul_fp32(WorkerContext& ctx) {
-  return measure(ctx, {KD_CEILING_MATMUL_FP32, "matmul_fp32", "fp32 matmul (TF32 off)"});
+  return measure(ctx, {KD_CEILING_MATMUL_FP32, "matmul_fp32", "fp32 matmul (TF32 off)", "L6.matmul_fp32"});
 }
 
 Outcome l6_matmul_tf32(WorkerContext& ctx) {
-  return measure(ctx, {KD_CEILING_MATMUL_TF32, "matmul_tf32", "TF32 matmul"});
+  return measure(ctx, {KD_CEILING_MATMUL_TF32, "matmul_tf32", "TF32 matmul", "L6.matmul_tf32"});
 }
 
 }  // namespace kd

@@ -16,6 +16,7 @@
 #include "suites/steps.h"
 #include "contract/events.h"
 #include "contract/report_parts.h"
+#include "fixtures/gpu_watch.h"
 #include "verdict/performance.h"
 
 namespace kd {
@@ -101,6 +102,7 @@ Outcome l7_bandwidth(WorkerContext& ctx) {
   std::vector<int> gpus;
   if (auto na = unless_two_gpus(ctx, &gpus)) return *na;
   json matrix = square(static_cast<int>(gpus.size())), pairs = json::array();
+  GpuWatch watch(ctx, gpus);  // no floor here: who else was on these GPUs is recorded with the figures
   const auto failed = each_pair(gpus, "L7.bandwidth", [&](size_t i, size_t j) -> std::optional<Outcome> {
     const int src = gpus[i], dst = gpus[j];
     auto out = std::make_unique<kd_peer_copy_out>();
@@ -129,6 +131,7 @@ Outcome l7_bandwidth(WorkerContext& ctx) {
   report::put(&bandwidth, report::bandwidth_matrix, matrix);
   report::put(&bandwidth, report::bandwidth_pairs, pairs);
   ctx.fact(report::peer_bandwidth, bandwidth);
+  record_sharing(ctx, "L7.bandwidth", watch.before(), watch.during(), "none");
   return failed.value_or(Outcome::pass());
 }
 

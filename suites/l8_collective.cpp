@@ -17,7 +17,9 @@
 #include "fixtures/layer_test.h"
 #include "suites/steps.h"
 #include "contract/events.h"
+#include "fixtures/gpu_watch.h"
 #include "fixtures/rendezvous.h"
+#include "verdict/gpu_sharing.h"
 
 namespace kd {
 namespace {
@@ -217,7 +219,10 @@ Outcome l8_bandwidth(WorkerContext& ctx) {
   const std::vector<int64_t> sizes = ctx.cpu_mode() ? std::vector<int64_t>{int64_t(64) << 10, int64_t(1) << 20, int64_t(16) << 20}
                                                     : std::vector<int64_t>{int64_t(1) << 20, int64_t(32) << 20, int64_t(256) << 20};
   kd_collective_bandwidth_out out{};
+  std::optional<GpuWatch> watch;  // this rank's GPU
+  if (watches_gpu(ctx)) watch.emplace(ctx, std::vector<int>{joined().in.on_gpu ? joined().in.index : ctx.device_index()});
   const kd_status s = ctx.probe->collective_bandwidth(sizes.data(), static_cast<int>(sizes.size()), kSecondsPerSize, &out);
+  const std::optional<sharing::Seen> during = watch ? std::optional(watch->during()) : std::nullopt;
   if (s.kind == KD_ERR_UNREACHABLE) return unreachable(s.message);
   if (s.kind != KD_OK) return backend_failure(s);
   // nccl-tests' figures for an all-reduce: algbw = bytes / time, busbw = algbw * 2 (n - 1) / n.
@@ -235,11 +240,21 @@ Outcome l8_bandwidth(WorkerContext& ctx) {
     rows.push_back(size);
   }
   const double floor = ctx.options.min_bus_bandwidth;
+  const std::string figure = fmt::format("all-reduce bus bandwidth {:.2f} GB/s at {} MiB over {} ranks", largest_busbw,
+                                         out.sizes > 0 ? out.bytes[out.sizes - 1] >> 20 : 0, n);
+  // Other processes on this rank's GPU while it measured: the floor is not applied (sharing::floor_check).
+  const sharing::Floor shared = during ? sharing::floor_check(sharing::judge(*during), ctx.options.judge_shared_gpu,
+                                                              fmt::format("{}, --min-bus-bandwidth {} GB/s", figure, floor))
+                                       : sharing::Floor{};
+  const bool floor_checked = floor > 0 && n >= 2 && shared.outcome == sharing::Floor::Outcome::Judged;
+  if (watch)
+    record_sharing(ctx, "L8.bandwidth", watch->before(), *during,
+                   floor_checked ? "applied" : floor > 0 && n >= 2 ? "not_applied" : "none");
   json bandwidth = json::object();
   report::put(&bandwidth, report::collective_bw_unit, "GB/s");
   report::put(&bandwidth, report::collective_bw_sizes, rows);
   report::put(&bandwidth, report::collective_bw_floor_busbw, floor > 0 ? std::optional(floor) : std::nullopt);
-  report::put(&bandwidth, report::collective_bw_floor_checked, floor > 0 && n >= 2);
+  report::put(&bandwidth, report::collective_bw_floor_checked, floor_checked);
   report::put(&bandwidth, report::collective_bw_note,
               n >= 2 ? std::nullopt
                      : std::optional<std::string>("one rank: nothing crosses between ranks; algbw times a local pass, busbw is 0 by "
@@ -249,11 +264,13 @@ Outcome l8_bandwidth(WorkerContext& ctx) {
   report::put(&bandwidth, report::collective_bw_workload, out.desc);
   ctx.fact(report::collective_bandwidth, bandwidth);
   const kd_status end = ctx.probe->collective_end();
-  if (floor > 0 && n >= 2 && largest_busbw < floor)
+  if (floor > 0 && n >= 2 && !floor_checked) return Outcome::not_applicable(shared.message);
+  if (floor_checked && largest_busbw < floor)
     return Outcome::fail(Code::PerformanceBelowFloor,
-                         fmt::format("all-reduce bus bandwidth {:.2f} GB/s at {} MiB over {} ranks is below "
-                                     "--min-bus-bandwidth {} GB/s",
-                                     largest_busbw, out.bytes[out.sizes - 1] >> 20, n, floor));
+                         fmt::format("{} is below --min-bus-bandwidth {} GB/s{}", figure, floor,
+                                     during && sharing::judge(*during).contended
+                                         ? "; other processes used the GPU during the measurement: " + sharing::judge(*during).what
+                                         : ""));
   if (end.kind == KD_ERR_UNREACHABLE) return unreachable(end.message);
   return Outcome::pass();
 }

@@ -142,6 +142,11 @@ std::optional<Hint> find_hint(Code code, const std::string& m, const HintContext
   if (code == Code::AppCheckFailed && mentions(m, "rule 'finite'"))
     return Hint{"the model produced NaN or infinity on this input",
                 "check the input ranges in the spec against what the model expects, and the model's numerics"};
+  if (code == Code::PerformanceBelowFloor && mentions(m, "other processes used the GPU during the measurement"))
+    return Hint{"other processes computed on the GPU while it was measured, and --judge-shared-gpu applied the floor "
+                "anyway: the figure is the shared GPU's, not the card's alone",
+                "rerun when no other process computes on the GPU (nvidia-smi lists them), or without --judge-shared-gpu: "
+                "a shared measurement is then recorded, not judged"};
   if (code == Code::PerformanceBelowFloor)
     return Hint{mentions(m, "copy") ? "the device moves memory slower than its datasheet figure allows for a healthy card"
                                : "the device multiplies matrices slower than its datasheet figure allows for a healthy card",

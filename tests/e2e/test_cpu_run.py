@@ -19,7 +19,7 @@ class CpuRun(DiagnosticTest):
             "layers": None,
             "gtest_filter": None, "in_process": False, "fault_injection": None, "gtest_environment_ignored": [], "host_check": False,
             "python": False, "model": False, "bundle": False, "extensions": 0,
-            "min_bandwidth_fraction": 0.6, "min_matmul_fraction": 0.5, "memory_fraction": None,
+            "min_bandwidth_fraction": 0.6, "min_matmul_fraction": 0.5, "judge_shared_gpu": False, "memory_fraction": None,
             "range_axis": "batch", "range_budget_s": 20.0, "range_memory_fraction": 0.9,
             "device_list": None, "rendezvous": False, "world_size": None, "rank": None, "min_bus_bandwidth": 0.0,
             "full": False, "input": False, "verbose": False, "quiet": False, "color": "auto", "gtest_flags": []})

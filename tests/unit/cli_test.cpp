@@ -200,7 +200,9 @@ INSTANTIATE_TEST_SUITE_P(
                     BadCase{{"--gtest_output=yaml:a.yaml"}, {"--gtest_output", "xml:FILE"}},
                     // A test-only fault that cannot act in the run would end in a pass with a warning.
                     BadCase{{"--inject-fault", "range-leak", "--device", "cpu", "--gtest_filter=L5_*"}, {"range-leak", "--device cpu"}},
-                    BadCase{{"--inject-fault", "leak"}, {"--inject-fault leak", "L5"}}));
+                    BadCase{{"--inject-fault", "leak"}, {"--inject-fault leak", "L5"}},
+                    BadCase{{"--inject-fault", "stand-in-gpu", "--gtest_filter=L5_*"}, {"stand-in-gpu", "--device cpu"}},
+                    BadCase{{"--inject-fault", "stand-in-gpu", "--device", "cpu"}, {"stand-in-gpu", "L5, L6 or L8"}}));
 
 TEST(Cli, PerformanceFloorsDefaultAndAcceptZeroToOne) {
   const Options d = parse_ok({});
@@ -210,6 +212,12 @@ TEST(Cli, PerformanceFloorsDefaultAndAcceptZeroToOne) {
   EXPECT_EQ(o.min_bandwidth_fraction, 0.0);
   EXPECT_EQ(o.min_matmul_fraction, 1.0);
   EXPECT_EQ(parse_ok({"--min-matmul-fraction", "0.75"}).min_matmul_fraction, 0.75);
+}
+
+TEST(Cli, AFloorOnASharedGpuIsJudgedOnlyWhenAsked) {
+  EXPECT_FALSE(parse_ok({}).judge_shared_gpu);
+  EXPECT_TRUE(parse_ok({"--judge-shared-gpu"}).judge_shared_gpu);
+  EXPECT_EQ(parse_ok({"--inject-fault", "stand-in-gpu", "--device", "cpu", "--gtest_filter=L5_*"}).fault, "stand-in-gpu");
 }
 
 TEST(Cli, HostCheckAndPythonAreRecorded) {

@@ -60,6 +60,15 @@ TEST(Hints, AShardThatFailsPointsAtItsGpu) {
   EXPECT_EQ(cause(Code::OutOfMemory, oom, c).find("one GPU"), std::string::npos);
 }
 
+TEST(Hints, APerformanceJudgedOnASharedGpuBlamesTheSharingNotTheCard) {
+  const auto h = find_hint(Code::PerformanceBelowFloor,
+                           "bf16 matmul 289 TFLOP/s is 0.29 of the H200's 989.5 TFLOP/s, below the floor 0.5; other processes "
+                           "used the GPU during the measurement: 2 other processes (40.00 GiB), up to 97 % of the SMs", {});
+  ASSERT_TRUE(h);
+  EXPECT_NE(h->cause.find("--judge-shared-gpu applied the floor anyway"), std::string::npos) << h->cause;
+  EXPECT_EQ(h->cause.find("healthy card"), std::string::npos) << h->cause;
+}
+
 TEST(Hints, PerformanceBelowFloorPointsAtThrottlingForCopyAndMatmul) {
   const auto copy = find_hint(Code::PerformanceBelowFloor, "copy 1.2 TB/s is 0.25 of the H200's 4.8 TB/s, below the floor 0.6", {});
   ASSERT_TRUE(copy.has_value());
