@@ -42,10 +42,17 @@ std::vector<std::string> device_warnings(const std::vector<json>& per_device) {
   return out;
 }
 
+// A measurement's watch (who else was on the GPUs: /sharing/measurements/<stage>) kept from the report that made it.
+void keep_watch(json* merged, const json& from, const char* stage) {
+  const json& watched = report::read(from, report::sharing_measurements);
+  if (watched.is_object() && watched.contains(stage)) report::slot(merged, report::sharing_measurements)[stage] = watched[stage];
+}
+
 // The peer layer's facts and L7 results; its verdict when it is the only failure.
 void merge_peer(json* merged, const json& peer, bool a_device_failed) {
   using report::read;
   report::put(merged, report::section_peer, read(peer, report::section_peer));
+  keep_watch(merged, peer, "L7.bandwidth");
   for (auto& layer : report::slot(merged, report::layers))
     for (const auto& pl : read(peer, report::layers))
       if (read(layer, report::layer_id) == "L7" && read(pl, report::layer_id) == "L7") layer = pl;
@@ -62,6 +69,7 @@ void merge_peer(json* merged, const json& peer, bool a_device_failed) {
 // L8 runs in GPU 0's worker only (one rank per machine): its facts and layer entry stay when another GPU decides.
 void merge_collective(json* merged, const json& first) {
   report::put(merged, report::section_collective, report::read(first, report::section_collective));
+  keep_watch(merged, first, "L8.bandwidth");
   for (const auto& fl : report::read(first, report::layers)) {
     if (report::read(fl, report::layer_id) != "L8") continue;
     json& layers = report::slot(merged, report::layers);

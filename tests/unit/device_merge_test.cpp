@@ -119,6 +119,20 @@ TEST(DeviceMerge, PeerLayerAddsItsMatrixAndDecidesOnlyWhenEveryGpuPassed) {
   EXPECT_EQ(m["device_index"], 0);
 }
 
+TEST(DeviceMerge, TheWatchOfEachMeasurementStaysWithItsFigures) {
+  // L7 measures in the peer layer's worker, L8 in GPU 0's: who else was there stays when another GPU decides.
+  const json seen = {{"source", "nvml"}, {"others", "1 other process (2.00 GiB)"}, {"contended", true}, {"floor", "none"}};
+  auto gpus = with_l7_layer({gpu_report(0, 2), gpu_report(1, 2, "CHECK_FAILED", 8, "L3.product")});
+  gpus[0]["sharing"] = {{"measurements", {{"L8.bandwidth", seen}, {"L6.copy_bandwidth", seen}}}};
+  json peer = peer_report();
+  peer["sharing"] = {{"measurements", {{"L7.bandwidth", seen}}}};
+  const json m = merge_device_reports(gpus, peer);
+  EXPECT_EQ(m["device_index"], 1);
+  EXPECT_EQ(m["sharing"]["measurements"]["L8.bandwidth"], seen);
+  EXPECT_EQ(m["sharing"]["measurements"]["L7.bandwidth"], seen);
+  EXPECT_FALSE(m["sharing"]["measurements"].contains("L6.copy_bandwidth"));  // GPU 0's own layers are GPU 0's
+}
+
 TEST(DeviceMerge, WarningsOnceNamingTheGpusUnlessAllGaveThem) {
   auto a = gpu_report(0, 2), b = gpu_report(1, 2);
   a["warnings"] = {"shared", "only here"};
