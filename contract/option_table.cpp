@@ -458,7 +458,8 @@ std::vector<OptionRow> make_table() {
     return std::nullopt;
   };
   // The NVML child's two jobs (fixtures/nvml_facts.h, fixtures/nvml_sharing.h).
-  for (const auto& [flag, m] : {std::pair{"--kd-nvml-facts", &Options::nvml_facts}, std::pair{"--kd-nvml-watch", &Options::nvml_watch}}) {
+  for (const auto& [flag, m] : {std::pair{"--kd-nvml-facts", &Options::nvml_facts}, std::pair{"--kd-nvml-processes", &Options::nvml_processes},
+                                std::pair{"--kd-nvml-watch", &Options::nvml_watch}}) {
     OptionRow& nvml = add(option(flag, "", m, "", ""));
     nvml.audience = Audience::Internal;
     nvml.report_key.clear();

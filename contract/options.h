@@ -64,6 +64,7 @@ struct Options {
   // Internal: how a process this tool starts learns what it is (contract/run_plan.h); never typed by a user.
   std::optional<std::string> plan;     // --kd-plan FILE: this process's role and options are in that plan
   bool nvml_facts = false;             // --kd-nvml-facts: this process is the NVML child (fixtures/nvml_facts.h)
+  bool nvml_processes = false;         // --kd-nvml-processes: the NVML child's facts include the compute processes
   bool nvml_watch = false;             // --kd-nvml-watch: the NVML child watching measurements (fixtures/nvml_sharing.h)
   bool list_stages = false;            // --kd-list-stages: print every step's stage, in order (for CTest)
 

@@ -78,7 +78,7 @@ std::future<nlohmann::json> start_host_check() {
   return std::async(std::launch::async, [] {
     // NVML's child runs next to nvidia-smi: the whole check still ends within 3 s.
     static_assert(kNvmlLimitS <= kHostCheckLimitS, "NVML's child must end within the host check's limit");
-    std::future<nlohmann::json> nvml = std::async(std::launch::async, [] { return query_nvml_facts(true); });
+    std::future<nlohmann::json> nvml = std::async(std::launch::async, [] { return query_nvml_facts(true, true); });
     const std::string smi = find_executable("nvidia-smi");
     nlohmann::json host;
     if (smi.empty()) {

@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
     std::fputs(kd::version_text().c_str(), stdout);
     return 0;
   }
-  if (options.nvml_facts) return kd::print_nvml_facts();  // started by the host check and L2's health test
+  if (options.nvml_facts) return kd::print_nvml_facts(options.nvml_processes);  // by the host check and L2's health test
   if (options.nvml_watch) return kd::serve_nvml_watch();   // started by the measuring layers (fixtures/gpu_watch.h)
   if (options.list_stages) {  // asked by CTest's conformance tests (ctest/conformance_tests.cmake)
     for (const kd::LayerDef& l : kd::layers())
