@@ -7,6 +7,8 @@ cannot tell (MIG, a list without this run's process, an old driver) the driver's
 import json
 import os
 import subprocess
+import time
+import uuid
 
 import unittest
 
@@ -95,6 +97,29 @@ class SweepFromFreeMemory(DiagnosticTest):
         self.assertEqual((s["source"], s["contended"], s["others"]), ("nvml", False, None))
         self.assertEqual(s["during"]["other_processes"], 0)
         self.assertNotIn("Other processes on the GPU", r.stdout)
+
+    def test_the_watch_ends_with_the_run(self):
+        """The NVML watch child lives as long as its worker: nothing of the run is left behind."""
+        mark = uuid.uuid4().hex
+        r = self.run_kd("--device", "cpu", "--layers", "L5", "--range-budget", "2", "--inject-fault", "stand-in-gpu",
+                        env={**stand_in(others="1"), "KD_TEST_MARK": mark})
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        self.assertEqual(r.report["sharing"]["measurements"]["L5.range"]["source"], "nvml")
+
+        def left():
+            found = []
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    with open(f"/proc/{pid}/environ", "rb") as f:
+                        if f"KD_TEST_MARK={mark}".encode() in f.read():
+                            found.append(pid)
+                except OSError:
+                    pass
+            return found
+        deadline = time.monotonic() + 2  # the worker's own teardown may outlast the verdict by a moment
+        while left() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(left(), [])
 
     def test_where_nvml_cannot_tell_the_drivers_memory_decides(self):
         for facts, reason in (({"hide_processes": 1}, "NVML lists no process of this run"),
