@@ -112,7 +112,11 @@ json body(const SetupFailure& e) {
   return {{"suite", e.suite}, {"status", "failed"}, {"code", e.code}, {"stage", e.stage}, {"message", e.message}};
 }
 json body(const End& e);
-json body(const Exit& e) { return {{"status", e.status}}; }
+json body(const Exit& e) {
+  json j = {{"status", e.status}};
+  put(&j, "compute_mode", e.compute_mode);
+  return j;
+}
 
 template <class T>
 json wire(const T& e) {
@@ -143,7 +147,7 @@ Event read(const std::string& kind, Fields& f) {
     return SetupFailure{f.text("suite"), f.text("code"), f.text("stage"), f.text("message")};
   }
   if (kind == End::kName) return End{f.whole("ran"), f.whole("failed"), f.whole("skipped"), f.failure("failure")};
-  if (kind == Exit::kName) return Exit{f.whole("status")};
+  if (kind == Exit::kName) return Exit{f.whole("status"), f.optional_text("compute_mode")};
   return Unknown{kind};
 }
 

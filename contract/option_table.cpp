@@ -356,9 +356,15 @@ std::vector<OptionRow> make_table() {
   bundle.example = "run-bundle";
   OptionRow& host = add(option("--host-check", "", &Options::host_check, "host_check",
                                "also report what nvidia-smi and NVML see: driver, memory, and\n"
-                               "each GPU's health facts (ECC, PCIe, clocks; at most 3 s)"));
+                               "each GPU's health facts (ECC, PCIe, clocks; at most 3 s), and show\n"
+                               "the machine around the GPU (limits, container, /dev/shm, driver)"));
   switch_of(host, &Options::host_check);
   host.to_worker = false;
+  OptionRow& release = add(option("--wait-for-gpu-release", "", &Options::wait_for_gpu_release, "wait_for_gpu_release",
+                                  "exit only once the worker has released the GPU (automatic when\n"
+                                  "the GPU's compute mode is not default; CTest's layer tests set it)"));
+  switch_of(release, &Options::wait_for_gpu_release);
+  release.to_worker = false;
   OptionRow& python = add(option("--python", "PATH", &Options::python, "python",
                                  "also check that this interpreter imports torch (layer L1)"));
   python.read = path(&Options::python, "--python needs an interpreter (a path, or a name on PATH)");

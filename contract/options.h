@@ -30,6 +30,7 @@ struct Options {
   std::vector<std::string> layers;     // e.g. {"L1","L3"}; empty: the plain run (L1-L3)
   std::vector<std::string> gtest_args; // --gtest_* flags, passed to the worker as given
   bool host_check = false;             // also ask nvidia-smi (informs, never decides)
+  bool wait_for_gpu_release = false;   // exit only once the worker released the GPU (CTest's layer tests)
   std::optional<std::string> python;   // also check this interpreter's torch (L1)
   std::optional<std::string> model;    // L4: the user's model (TorchScript or an AOTInductor package)
   std::optional<std::string> input;    // L4: its input spec and output contract (JSON)

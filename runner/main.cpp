@@ -16,6 +16,7 @@
 #include "contract/run_plan.h"
 #include "fixtures/layer_test.h"
 #include "fixtures/nvml_facts.h"
+#include "fixtures/worker_context.h"
 #include "runner/heavy_part.h"
 #include "runner/supervisor.h"
 #include "runner/version.h"
@@ -50,7 +51,8 @@ constexpr bool kSanitized = false;
 [[noreturn]] void end_worker(const kd::Options& options, int rc) {
   if (!kSanitized) {
     std::fflush(nullptr);
-    kd::events::emit(kd::events::Exit{rc});
+    const std::string& mode = kd::worker_context().compute_mode;
+    kd::events::emit(kd::events::Exit{rc, mode.empty() ? std::nullopt : std::optional<std::string>(mode)});
   }
   if (options.fault == "slow-exit") std::this_thread::sleep_for(std::chrono::seconds(3));
   end_after_job(rc);

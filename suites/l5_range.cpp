@@ -19,6 +19,8 @@
 
 #include <fmt/format.h>
 
+#include "machine/memory_headroom.h"
+#include "machine/read_text.h"
 #include "contract/report_parts.h"
 #include "fixtures/embeddings_input.h"
 #include "fixtures/layer_test.h"
@@ -201,6 +203,10 @@ KD_STEP(5, L5_Memory, OperatingRange, "L5.range", "L3.synchronize") {
   Sweep s(ctx, !ctx.cpu_mode(), axis);
   s.host_share = range::cpu_host_share(o.range_memory_fraction);  // a shared node keeps most of its memory
   const std::optional<uint64_t> available = s.gpu ? std::nullopt : range::host_available_bytes();
+  const std::optional<uint64_t> machine_available = machine::mem_available(machine::read_text("/proc/meminfo").value_or(""));
+  if (available && machine_available && *available < *machine_available)  // the cgroup's limit binds first
+    events::warning(fmt::format("L5's sweep keeps under this cgroup's memory limit: {} MiB left of it, though the machine "
+                                "has {} MiB available", *available >> 20, *machine_available >> 20));
   // The processes axis: every process loads LibTorch, whose host memory adds up; they together may
   // use at most the CPU sweep's share of the host's available memory (range::cpu_host_share), on a GPU machine too.
   const double host_share = s.host_share;

@@ -90,7 +90,7 @@ TEST(OptionTable, TheRunPlanCarriesWhatTheWorkerNeedsAndNothingElse) {
   o.worker_fd = 7;
   o.run_id = "0123456789abcdef";
   const json plan = plan_document(o);
-  for (const char* supervisor_only : {"output", "summary_md", "bundle", "color", "quiet", "host_check", "in_process"})
+  for (const char* supervisor_only : {"output", "summary_md", "bundle", "color", "quiet", "host_check", "wait_for_gpu_release", "in_process"})
     EXPECT_FALSE(plan["options"].contains(supervisor_only)) << supervisor_only;
   const auto back = options_from_plan(plan);
   ASSERT_TRUE(std::holds_alternative<Options>(back)) << std::get<std::string>(back);
