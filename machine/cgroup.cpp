@@ -52,6 +52,20 @@ std::optional<T> smallest_up(std::string folder, const std::string& top, Read re
   return least;
 }
 
+// The memory in use as `docker stats` counts it: the charge less the page cache the kernel can drop at once
+// (inactive_file; v1's hierarchical total_inactive_file).
+std::optional<uint64_t> memory_in_use(const std::string& folder, const char* usage_file, const char* inactive_key) {
+  const std::optional<std::string> usage = read_line(folder + "/" + usage_file);
+  std::optional<uint64_t> used = usage ? parse_limit(*usage) : std::nullopt;
+  if (!used) return used;
+  std::istringstream stat(read_text(folder + "/memory.stat").value_or(""));
+  std::string key;
+  uint64_t value = 0;
+  while (stat >> key >> value)
+    if (key == inactive_key) return *used > value ? *used - value : 0;
+  return used;
+}
+
 std::optional<uint64_t> limit_file(const std::string& path) {
   const std::optional<std::string> line = read_line(path);
   return line ? parse_limit(*line) : std::nullopt;
@@ -139,7 +153,7 @@ Cgroup read_cgroup(const std::string& proc_cgroup, const std::string& mountinfo)
     c.version = "v1";
     c.memory_limit = smallest_up<uint64_t>(*memory, top("memory"),
                                            [](const std::string& d) { return limit_file(d + "/memory.limit_in_bytes"); });
-    if (const auto used = read_line(*memory + "/memory.usage_in_bytes")) c.memory_used = parse_limit(*used);
+    c.memory_used = memory_in_use(*memory, "memory.usage_in_bytes", "total_inactive_file");
     if (const auto cpu = folder("cpu"))
       c.cpu_quota_cores = smallest_up<double>(*cpu, top("cpu"), [](const std::string& d) -> std::optional<double> {
         const auto q = read_line(d + "/cpu.cfs_quota_us"), p = read_line(d + "/cpu.cfs_period_us");
@@ -155,7 +169,7 @@ Cgroup read_cgroup(const std::string& proc_cgroup, const std::string& mountinfo)
   c.version = "v2";
   const std::string t = top("");
   c.memory_limit = smallest_up<uint64_t>(*unified, t, [](const std::string& d) { return limit_file(d + "/memory.max"); });
-  if (const auto used = read_line(*unified + "/memory.current")) c.memory_used = parse_limit(*used);
+  c.memory_used = memory_in_use(*unified, "memory.current", "inactive_file");
   c.cpu_quota_cores = smallest_up<double>(*unified, t, [](const std::string& d) -> std::optional<double> {
     const auto line = read_line(d + "/cpu.max");
     return line ? parse_cpu_max(*line) : std::nullopt;

@@ -35,7 +35,7 @@ std::optional<double> cpu_quota_v1(const std::string& quota, const std::string& 
 
 struct Cgroup {
   std::string version;  // "v2", "v1" (also a hybrid machine's: its controllers are v1's), "" when none is mounted
-  std::optional<uint64_t> memory_limit, memory_used;
+  std::optional<uint64_t> memory_limit, memory_used;  // used: less the page cache it can drop (inactive_file)
   std::optional<double> cpu_quota_cores;
   std::optional<int64_t> pids_limit;
 };

@@ -114,7 +114,7 @@ machine_around_gpu() {
   case_ tmpdir_missing 0 TMPDIR="$out/no-such-tmp" --
   expect tmpdir_missing 0 - 'r["host"]["temp"]["skipped"] == ["TMPDIR"] and any(w.startswith("TMPDIR names") for w in r["warnings"])'
   case_ tmpdir_missing_output 0 TMPDIR="$out/no-such-tmp" -- --layers app
-  expect tmpdir_missing_output 0 - 'r["host"]["temp"]["folder"] == "/tmp"'
+  expect tmpdir_missing_output 0 - 'r["host"]["temp"]["folder"] == "tmp"'
   echo "-- CUDA_LAUNCH_BLOCKING=1 left on: a warning"
   case_ launch_blocking 0 CUDA_LAUNCH_BLOCKING=1 --
   expect launch_blocking 0 - 'any(w.startswith("CUDA_LAUNCH_BLOCKING=1 is set") for w in r["warnings"])'
