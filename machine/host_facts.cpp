@@ -112,9 +112,12 @@ json nvidia() {
   json out;
   const std::optional<std::string> version = read_text("/proc/driver/nvidia/version", 4096);
   report::put(&out, report::nvidia_kernel_driver, version ? kernel_driver_version(*version) : std::nullopt);
+  // /proc/modules lists a loaded module; /sys/module has one built into the kernel too.
   const std::optional<std::string> modules = read_text("/proc/modules");
+  const bool in_sys = exists("/sys/module/nvidia_uvm");
   report::put(&out, report::nvidia_uvm_loaded,
-              modules ? std::optional<bool>(module_listed(*modules, "nvidia_uvm")) : std::nullopt);
+              modules ? std::optional<bool>(in_sys || module_listed(*modules, "nvidia_uvm"))
+                      : in_sys ? std::optional<bool>(true) : std::nullopt);
   report::put(&out, report::nvidia_device_nodes, device_nodes());
   report::put(&out, report::nvidia_compat_on_path, compat_libcuda_on_path());
   return out;
