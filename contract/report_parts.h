@@ -230,6 +230,8 @@ namespace kd::report {
   X(range_axis, plain<std::string>("/axis", "/memory/range"))                                                        \
   X(range_workload, plain<std::string>("/workload", "/memory/range"))                                                \
   X(range_fixed, structured("/fixed", Kind::object, false, "/memory/range"))                                         \
+  X(fixed_batch, plain<int64_t>("/batch", "/memory/range/fixed"))                                                    \
+  X(fixed_max_length, plain<int64_t>("/max_length", "/memory/range/fixed"))                                          \
   X(range_warm_runs, plain<int64_t>("/warm_runs", "/memory/range"))                                                  \
   X(range_budget_s, plain<double>("/budget_s", "/memory/range"))                                                     \
   X(range_budget_capped_by_timeout, plain<bool>("/budget_capped_by_timeout", "/memory/range"))                       \

@@ -77,10 +77,13 @@ std::string markdown_text(const std::string& text) {
 std::string render_markdown_summary(const json& r) {
   const bool passed = report::read(r, report::status) == "passed";
   const std::string code = report::read(r, report::code).value_or("");
-  std::string out = fmt::format("### kernodeck-diagnostic: {} {}\n\n", passed ? "✅" : "❌", code_span(code));
+  const std::string injected = text::injected_fault(r);
+  std::string out = fmt::format("### kernodeck-diagnostic: {} {}{}\n\n", passed ? "✅" : "❌", code_span(code),
+                                injected.empty() ? "" : " — " + markdown_text(injected));
   out += "| Field | Value |\n|---|---|\n";
-  out += row("Verdict", fmt::format("{} (exit {}), {}", code_span(code), report::read(r, report::exit_code).value_or(-1),
-                                    passed ? "passed" : "**failed**"));
+  out += row("Verdict", fmt::format("{} (exit {}), {}{}", code_span(code), report::read(r, report::exit_code).value_or(-1),
+                                    passed ? "passed" : "**failed**",
+                                    injected.empty() ? "" : " — **" + markdown_text(injected) + "**"));
   out += row("Stage", code_span(report::read(r, report::stage).value_or("")));
   if (const auto gpu = report::read(r, report::device_index)) out += row("Failing GPU", std::to_string(*gpu));
   // As on the terminal: the error's first line, the recognised cause, the report's one next action.

@@ -14,18 +14,8 @@
 
 namespace kd {
 
-inline constexpr const char* kSchemaVersion = "1.9";  // 1.7: collective (L8); 1.1: host, python, arch, error.cause; 1.2: markers; 1.3: timing (L6), app.stop_resume;
-                                                      // 1.4: memory (L5), devices, device_index, peer (--device-index all, L7), app.model.format
-                                                      // 1.5: after_failure, requested.gtest_environment_ignored,
-                                                      //      requested.extensions, app.extensions (--extension)
-                                                      //      app.model.signature, output_list, device_assert,
-                                                      //      fault_injection slow-save, memory.range.host_memory_share,
-                                                      //      memory.range for the concurrency and processes axes,
-                                                      //      host.nvml (GPU health facts), device.pci_bus_id, GPU_UNHEALTHY (18)
-                                                      // 1.6: app.across_devices (L4 split over the GPUs of --device-index all)
-                                                      // 1.8: layers[].skip_kind, blocked_by and their tests' (not_applicable | blocked)
-                                                      // 1.9: host always (limits, container, shm, temp, nvidia, environment),
-                                                      //      host.nvml in GPU runs, error.signature, device.compute_mode
+// The report's schema_version (schema/report.schema.json); what each version added: CHANGELOG.md.
+inline constexpr const char* kSchemaVersion = "1.9";
 
 struct RunRecord {
   Options options;

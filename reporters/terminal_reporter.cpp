@@ -309,6 +309,8 @@ std::string render_verdict_line(const json& r, bool colour) {
   std::string out = fmt::format("Verdict: {}", paint(colour, passed ? fmt::terminal_color::green : fmt::terminal_color::red, verdict));
   if (const auto stage = report::read(r, report::stage); !passed && stage) out += " at stage " + *stage;
   if (const auto gpu = report::read(r, report::device_index); !passed && gpu) out += fmt::format(" on GPU {}", *gpu);
+  if (const std::string injected = text::injected_fault(r); !injected.empty())
+    out += " " + paint(colour, fmt::terminal_color::yellow, "[" + injected + "]");
   return out + "\n";
 }
 

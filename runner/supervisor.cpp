@@ -31,8 +31,9 @@
 #include "machine/environment.h"
 #include "machine/host_facts.h"
 #include "run_scratch.h"
-#include "runner/heavy_part.h"
+#include "fixtures/app_contract_io.h"
 #include "fixtures/layer_test.h"
+#include "suites/layers.h"
 #include "process/run_process.h"
 #include "process/spawn.h"
 #include "process/wait.h"
@@ -84,7 +85,7 @@ std::vector<std::string> gtest_environment_names() {
 
 std::vector<LayerInfo> layer_infos() {
   std::vector<LayerInfo> v;
-  for (const auto& l : layers_in_order()) v.push_back({l.id, l.suite, l.title});
+  for (const auto& l : layers()) v.push_back({l.id, l.suite, l.title});
   return v;
 }
 
@@ -101,16 +102,16 @@ bool reap(pid_t pid, Clock::duration limit, WorkerEnd* w) {
 
 // Runs the worker as a child process; fills events and how it ended. live (may be null) sees each event as it comes.
 // The worker reads its options from the run plan at plan_path (contract/run_plan.h), written here.
-void run_child(const Options& o, const std::string& exe, const std::string& plan_path, RunRecord* run, LiveLayers* live) {
+void run_child(const Options& o, Role role, const std::string& exe, const std::string& plan_path, RunRecord* run,
+               LiveLayers* live) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     run->worker.exited = true;
     run->worker.exit_status = 127;
     return;
   }
-  Options plan = o;
-  plan.worker_fd = fds[1];
-  if (write_plan(plan, plan_path)) {
+  role.event_fd = fds[1];
+  if (write_plan({role, o}, plan_path)) {
     ::close(fds[0]);
     ::close(fds[1]);
     run->worker.exited = true;
@@ -212,7 +213,7 @@ void run_child(const Options& o, const std::string& exe, const std::string& plan
 // --in-process: the worker runs on a thread of this process, so that a stop signal still ends the run at
 // once with a verdict. A test that does not return cannot be stopped, only left: returns false then, and
 // the caller must end the process without returning into a runtime that the thread still uses.
-bool run_in_process(const Options& o, const std::string& exe, RunRecord* run) {
+bool run_in_process(const Options& o, const Role& role, const std::string& exe, RunRecord* run) {
   struct Shared {
     std::mutex m;
     std::vector<std::string> lines;
@@ -220,8 +221,8 @@ bool run_in_process(const Options& o, const std::string& exe, RunRecord* run) {
     int rc = 0;
   };
   auto shared = std::make_shared<Shared>();
-  std::thread([shared, o, exe] {
-    const int rc = run_worker(o, exe.c_str(), [shared](const std::string& l) {
+  std::thread([shared, o, role, exe] {
+    const int rc = run_worker(o, role, exe.c_str(), [shared](const std::string& l) {
       std::lock_guard<std::mutex> g(shared->m);
       shared->lines.push_back(l);
     });
@@ -344,13 +345,12 @@ int supervise(const Options& o, const std::string& exe) {
   std::optional<app::SpecFiles> spec_files;  // read once, here: the worker reads a private copy
   nlohmann::json spec_json;                  // the bundle's copy
   if (o.input) {  // a spec that cannot be read or parsed is a usage error: nothing runs
-    std::variant<app::SpecFiles, std::string> files = heavy::absent_reason();
-    if (heavy::part()) files = heavy::part()->read_checked_spec(*o.input);
+    const std::variant<app::SpecFiles, std::string> files = app::read_checked_spec(*o.input);
     if (const auto* why = std::get_if<std::string>(&files)) {
       std::fprintf(stderr, "kernodeck-diagnostic: usage error: --input: %s\n", why->c_str());
       return exit_code(Code::UsageError);
     }
-    spec_files = std::get<0>(std::move(files));
+    spec_files = std::get<0>(files);
     spec_json = nlohmann::json::parse(spec_files->spec, nullptr, false);
   }
   RunScratch scratch;  // before any thread: it sets TMPDIR for the worker
@@ -395,24 +395,26 @@ int supervise(const Options& o, const std::string& exe) {
   bool worker_left_running = false;  // --in-process, interrupted: its thread is still in a test
   int plans = 0;                     // one run plan per worker
   // One worker and its report. --device-index all calls it once per GPU (runner/all_devices.h).
-  auto run_one = [&](const Options& options) {
+  auto run_one = [&](const Options& options, bool splits_l4) {
     RunRecord run = base;
     run.options = options;
     Options worker_options = options;
-    worker_options.run_id = run.run_id;  // the worker's markers carry it
     if (scratch.input_copy()) worker_options.input = scratch.input_copy();
+    Role role;
+    role.run_id = run.run_id;  // the worker's markers carry it
+    role.across_devices = splits_l4;
     const auto run_start = Clock::now();
     if (options.in_process) {
-      worker_left_running = !run_in_process(worker_options, exe, &run);
+      worker_left_running = !run_in_process(worker_options, role, exe, &run);
     } else {
-      run_child(worker_options, exe, fmt::format("{}/plan-{}.json", scratch.path(), ++plans), &run, live.get());
+      run_child(worker_options, role, exe, fmt::format("{}/plan-{}.json", scratch.path(), ++plans), &run, live.get());
     }
     if (host.valid()) base.host.update(host.get());  // at most 3 s from its start, which overlapped the first worker
     run.host = base.host;
     run.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - run_start).count();
     return build_report(run, layer_infos());
   };
-  nlohmann::json report = o.all_devices ? check_all_devices(o, run_one, [] { return g_stop_signal != 0; }) : run_one(o);
+  nlohmann::json report = o.all_devices ? check_all_devices(o, run_one, [] { return g_stop_signal != 0; }) : run_one(o, false);
   report::put(&report, report::duration_ms, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
   const std::sig_atomic_t signal_before_save = g_stop_signal;
 

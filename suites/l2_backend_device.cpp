@@ -4,6 +4,7 @@
 
 #include "fixtures/layer_test.h"
 #include "fixtures/nvml_facts.h"
+#include "suites/steps.h"
 #include "fixtures/target_gpu.h"
 #include "machine/loaded_libcuda.h"
 #include "probe/build_settings.h"
@@ -30,9 +31,8 @@ std::string info_backend(const WorkerContext& ctx) {
 }
 }  // namespace
 
-KD_LAYER(2, L2_BackendDevice, "backend & device", true);
 
-KD_STEP(2, L2_BackendDevice, BackendDeclared, "L2.backend", "L1.import") {
+Outcome l2_backend_declared(WorkerContext& ctx) {
   kd_torch_info info{};
   ctx.probe->torch_info(&info);
   const std::string backend = info.backend;
@@ -42,7 +42,7 @@ KD_STEP(2, L2_BackendDevice, BackendDeclared, "L2.backend", "L1.import") {
   return Outcome::pass();
 }
 
-KD_STEP(2, L2_BackendDevice, GpuAvailable, "L2.gpu_available", "L2.backend") {
+Outcome l2_gpu_available(WorkerContext& ctx) {
   if (ctx.cpu_mode()) return Outcome::not_applicable("CPU mode does not query GPU state");
   kd_gpu_state g{};
   const kd_status s = ctx.probe->gpu_state(&g);
@@ -56,7 +56,7 @@ KD_STEP(2, L2_BackendDevice, GpuAvailable, "L2.gpu_available", "L2.backend") {
   return Outcome::pass();
 }
 
-KD_STEP(2, L2_BackendDevice, DeviceIndex, "L2.device_index", "L2.gpu_available") {
+Outcome l2_device_index(WorkerContext& ctx) {
   if (ctx.cpu_mode()) return Outcome::not_applicable("CPU mode uses no device index");
   kd_gpu_state g{};
   ctx.probe->gpu_state(&g);
@@ -68,7 +68,7 @@ KD_STEP(2, L2_BackendDevice, DeviceIndex, "L2.device_index", "L2.gpu_available")
   return Outcome::pass();
 }
 
-KD_STEP(2, L2_BackendDevice, DeviceProperties, "L2.device_properties", "L2.device_index") {
+Outcome l2_device_properties(WorkerContext& ctx) {
   if (ctx.cpu_mode()) return Outcome::not_applicable("CPU mode queries no device");
   kd_device_props p{};
   const kd_status s = ctx.probe->device_props(ctx.device_index(), &p);
@@ -98,7 +98,7 @@ KD_STEP(2, L2_BackendDevice, DeviceProperties, "L2.device_properties", "L2.devic
 
 // Health: NVML's facts of this device (matched by PCI address). Errors that a reset must clear,
 // or a card that must be replaced, fail here (18); slowness is only a warning.
-KD_STEP(2, L2_BackendDevice, Health, "L2.health", "L2.device_properties") {
+Outcome l2_health(WorkerContext& ctx) {
   if (ctx.cpu_mode()) return Outcome::not_applicable("CPU mode does not query GPU state");
   kd_device_props p{};
   const kd_status s = ctx.probe->device_props(ctx.device_index(), &p);

@@ -35,21 +35,12 @@ json unfinished(const char* phase) {
   return record;
 }
 
-// The process' last JSON line with a result, or its last phase when it ended without one.
+// The process' record as it said it, or, when it ended without one, the last phase it entered.
 json read_record(const std::string& log) {
-  std::ifstream in(log);
-  std::string line;
-  json record = unfinished("start");
-  while (std::getline(in, line)) {
-    const json j = json::parse(line, nullptr, false);
-    if (!j.is_object()) continue;
-    if (report::read(j, report::process_result)) {
-      record = j;
-    } else if (const auto phase = report::read(j, report::process_phase); phase && !report::read(record, report::process_result)) {
-      report::put(&record, report::process_phase, *phase);
-    }
-  }
-  return record;
+  const JobOutput job = read_job(log);
+  if (const auto* record = job.last<events::ProcessRecord>()) return record->record;
+  const auto* phase = job.last<events::Stage>();
+  return unfinished(phase ? phase->stage.c_str() : "start");
 }
 
 }  // namespace
@@ -77,10 +68,11 @@ range::Point ProcessesAxis::run(int64_t n, double seconds_left) {
   const double share = gpu_ ? ctx_.options.range_memory_fraction / static_cast<double>(n) : 1.0;
   std::vector<pid_t> pids;
   for (int64_t i = 0; i < n; ++i) {
-    Options plan;
-    plan.range_job_share = share;
-    plan.device = ctx_.options.device;
-    plan.device_index = ctx_.device_index();
+    Plan plan;
+    plan.role.kind = ProcessRole::RangeJob;
+    plan.role.allocator_share = share;
+    plan.options.device = ctx_.options.device;
+    plan.options.device_index = ctx_.device_index();
     const pid_t pid = start_job(ctx_, plan, folder_, fmt::format("{}/process-{}-{}.log", folder_, n, i));
     pids.push_back(pid);
     if (pid < 0) break;

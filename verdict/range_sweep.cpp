@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "machine/memory_headroom.h"
-
 namespace kd::range {
 
 const char* name(Result r) {
@@ -27,7 +25,6 @@ uint64_t host_cap_bytes(double share, uint64_t available) {
   return static_cast<uint64_t>(std::floor(cpu_host_share(share) * static_cast<double>(available)));
 }
 
-std::optional<uint64_t> host_available_bytes() { return machine::available_memory_bytes(); }
 
 std::optional<int64_t> guided_point(const std::vector<Memory>& passes, uint64_t cap, int64_t lo, int64_t hi,
                                     int64_t step) {

@@ -10,7 +10,7 @@ import time
 import unittest
 import zipfile
 
-from kd import BIN, BUILD, DiagnosticTest, needs_probe, validate
+from kd import BIN, BUILD, FULL, DiagnosticTest, job_events, job_plan, needs_probe, validate
 from test_app import MODEL, PACKAGE, ModelTest
 
 
@@ -203,19 +203,21 @@ class CommandLineGaps(DiagnosticTest):
         target = os.path.join(self.dir, "victim")
         os.mkdir(target)
         # A run plan made by hand, as this tool writes one for L4's stop/resume batch job.
-        plan = {"plan_version": 1, "options": {"batch_job": target, "device": "cpu"}}
+        plan = job_plan("batch_job", {"device": "cpu"}, job_folder=target)
         plan_file = os.path.join(self.dir, "plan.json")
         with open(plan_file, "w") as f:
             json.dump(plan, f)
-        proc = subprocess.run([BIN, "--kd-plan", plan_file], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([FULL, "--kd-plan", plan_file], capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 2, proc.stderr)
-        self.assertIn("the batch job is internal", proc.stderr)
+        [failed] = job_events(proc.stdout)["job_failed"]
+        self.assertEqual(failed["code"], "USAGE_ERROR")
+        self.assertIn("the batch job is internal", failed["message"])
         self.assertEqual(os.listdir(target), [])
 
     def test_a_plan_that_is_not_one_is_a_usage_error(self):
         bad = os.path.join(self.dir, "plan.json")
         with open(bad, "w") as f:
-            f.write('{"plan_version": 1, "options": {"device": 3}}')
+            f.write('{"plan_version": 2, "role": {"kind": "worker"}, "options": {"device": 3}}')
         proc = subprocess.run([BIN, "--kd-plan", bad], capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn("--kd-plan is internal", proc.stderr)

@@ -25,6 +25,20 @@ class DefaultRun(DiagnosticTest):
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         self.assertEqual(props.get("code"), "CHECK_FAILED")
         self.assertEqual(props.get("stage"), "L3.product")
+        # The fault was injected (test only): said beside the code, and on the whole run.
+        self.assertEqual(props.get("injected_fault"), "wrong-product")
+        self.assertEqual(ET.parse(xml).getroot().get("injected_fault"), "wrong-product")
+
+    @needs_probe
+    def test_gtest_json_marks_an_injected_fault_beside_the_code(self):
+        path = os.path.join(self.dir, "out.json")
+        r = self.run_kd("--device", "cpu", "--inject-fault", "runtime-error", f"--gtest_output=json:{path}")
+        self.assertVerdict(r, "RUNTIME_ERROR", 9, "L3.product")
+        with open(path) as f:
+            doc = json.load(f)
+        self.assertEqual(doc.get("injected_fault"), "runtime-error")
+        failed = [t for s in doc["testsuites"] for t in s["testsuite"] if t.get("failures")]
+        self.assertEqual([(t["code"], t.get("injected_fault")) for t in failed], [("RUNTIME_ERROR", "runtime-error")])
 
     def test_gtest_json_carries_the_code_of_the_failing_test(self):
         code, exit_code = expected_default_code()
@@ -39,6 +53,7 @@ class DefaultRun(DiagnosticTest):
         self.assertEqual(len(failed), 1, failed)
         self.assertEqual(failed[0].get("code"), code)
         self.assertEqual(failed[0].get("stage"), r.report["stage"])
+        self.assertNotIn("injected_fault", failed[0])  # a real failure is never marked
 
     def test_a_machine_without_a_driver_gets_the_hint(self):
         code, exit_code = expected_default_code()

@@ -204,6 +204,9 @@ TEST(MemoryHeadroom, MemAvailableOfProcMeminfo) {
   EXPECT_EQ(mem_available("MemTotal:       16318488 kB\nMemFree:  100 kB\nMemAvailable:   12000000 kB\n"),
             12000000ULL * 1024);
   EXPECT_EQ(mem_available("MemTotal: 1 kB\n"), std::nullopt);
+  const auto here = available_memory_bytes();  // Linux: /proc/meminfo has it, within this process's cgroup
+  ASSERT_TRUE(here);
+  EXPECT_GT(*here, 0u);
 }
 
 }  // namespace
