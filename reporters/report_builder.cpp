@@ -144,8 +144,8 @@ void attach_hint(json* report, Code code, const std::string& raw_message, const 
   report::put(report, report::error_cause, h ? std::optional<std::string>(redact(h->cause)) : std::nullopt);
   // One next action per report: the specific one replaces the code's fixed text in both places.
   if (!h) return;
-  report::put(report, report::error_next_action, h->action);
-  report::put(report, report::next_action, h->action);
+  report::put(report, report::error_next_action, redact(h->action));  // a build command may name a folder
+  report::put(report, report::next_action, redact(h->action));
 }
 
 // A skipped test's kind, as the listener sent it (fixtures/listener.h): not_applicable, or blocked by a failure.

@@ -9,6 +9,7 @@
 #include "contract/report_parts.h"
 #include "fixtures/layer_test.h"
 #include "fixtures/probe_loader.h"
+#include "fixtures/suite_build.h"
 #include "contract/events.h"
 #include "process/run_process.h"
 #include "runner/heavy_part.h"
@@ -105,7 +106,9 @@ KD_STEP(1, L1_RuntimeImport, LibTorchLoads, "L1.import", "L1.runtime") {
     if (!layer_will_run(id)) continue;
     if (!heavy::part()) return Outcome::fail(Code::TorchImportFailed, heavy::absent_reason());
     const kd_status heavy = load.probe->heavy_part();
-    if (heavy.kind != KD_OK) return Outcome::fail(Code::TorchImportFailed, heavy.message);
+    if (heavy.kind == KD_ERR_INCOMPLETE)  // the suite's gap: nothing is wrong with this LibTorch
+      return Outcome::fail(Code::SuiteIncomplete, suite::incomplete(heavy.message, "kd_probe_heavy"));
+    if (heavy.kind != KD_OK) return Outcome::fail(classify_load_error(heavy.message), heavy.message);
     break;
   }
   return Outcome::pass();

@@ -5,7 +5,7 @@
 namespace kd {
 namespace {
 
-constexpr std::array<CodeInfo, 21> kCodes{{
+constexpr std::array<CodeInfo, 22> kCodes{{
     {Code::GpuCheckPassed, "GPU_CHECK_PASSED", 0, "passed", "product and gradient confirmed on the selected GPU",
      "move to a small input of the application"},
     {Code::CpuCheckPassed, "CPU_CHECK_PASSED", 0, "passed", "confirmed on the CPU only (explicitly requested)",
@@ -52,6 +52,9 @@ constexpr std::array<CodeInfo, 21> kCodes{{
      "a rank unreachable (L8)", "a rank of the job did not join within the limit, or the transport between ranks failed",
      "read which ranks were missing and what was waited for; check those ranks' nodes, the network interface "
      "(GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME), firewalls and ports, and the InfiniBand/RDMA state"},
+    {Code::SuiteIncomplete, "SUITE_INCOMPLETE", 19, "suite incomplete (a part of this build is missing or stale)",
+     "this build of the suite cannot run what was asked; nothing was concluded about the machine",
+     "build what the message names with the command it gives, then run again"},
 }};
 
 }  // namespace

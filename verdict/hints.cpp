@@ -1,6 +1,7 @@
 #include "hints.h"
 
 #include "app_hints.h"
+#include "fixtures/suite_build.h"
 #include "text_scan.h"
 
 #include <cstdlib>
@@ -75,6 +76,12 @@ Hint collective_hint(const std::string& m) {
 }
 
 std::optional<Hint> find_hint(Code code, const std::string& m, const HintContext& c) {
+  if (code == Code::SuiteIncomplete) {  // the message ends with the command that builds what is missing
+    const size_t at = m.rfind(suite::kBuildItWith);
+    if (at == std::string::npos) return std::nullopt;
+    return Hint{"a part of this build of the suite is not built or is from another build: the machine was not checked",
+                m.substr(at + suite::kBuildItWith.size())};
+  }
   if (mentions(m, "driver version is insufficient for CUDA runtime version") || mentions(m, "NVIDIA driver on your system is too old")) {
     const std::string cuda = c.cuda_compiled.empty() ? "" : " " + c.cuda_compiled;
     const std::string driver = c.driver_version.empty() ? "" : fmt::format(" (driver {})", c.driver_version);

@@ -28,6 +28,7 @@ class Build:
         self.diagnostic_heavy = os.path.join(os.path.dirname(self.bin), "libkd_diagnostic_heavy.so")  # L4-L8, aggregate
         self.listener_cases = info["listener_cases"]
         self.undefined_symbol_probe = info["undefined_symbol_probe"]
+        self.other_build_probe = info["other_build_probe"]  # a probe and heavy part of an earlier build of the suite
         self.schema = info["schema"]
         self.have_probe = info["have_probe"] == "ON"
         self.backend = info["backend"] or "absent"  # cuda, none or absent
@@ -75,8 +76,8 @@ def machine_has_gpu():
 
 def expected_default_code():
     """What a plain run must say on this machine."""
-    if not HAVE_PROBE:
-        return "TORCH_MISSING", 3
+    if not HAVE_PROBE:  # a LibTorch the build found but could not build against is the suite's gap, not the machine's
+        return ("SUITE_INCOMPLETE", 19) if BUILD.torch_unbuildable else ("TORCH_MISSING", 3)
     if BACKEND == "none":
         return "GPU_BACKEND_ABSENT", 5
     return ("GPU_CHECK_PASSED", 0) if machine_has_gpu() else ("GPU_UNAVAILABLE", 6)

@@ -9,7 +9,7 @@ import unittest
 from ctest_run import BUILD, CTEST, JUNIT_XSD, SOURCE, XMLLINT, CTestCase, cmake_string
 from kd import BIN, expected_default_code, needs_probe
 
-LAYER_OF_CODE = {"TORCH_MISSING": "L1", "TORCH_IMPORT_FAILED": "L1", "GPU_BACKEND_ABSENT": "L2",
+LAYER_OF_CODE = {"TORCH_MISSING": "L1", "TORCH_IMPORT_FAILED": "L1", "SUITE_INCOMPLETE": "L1", "GPU_BACKEND_ABSENT": "L2",
                  "GPU_UNAVAILABLE": "L2", "DEVICE_INDEX_INVALID": "L2"}
 
 

@@ -116,9 +116,9 @@ class ToolkitlessBuild(DiagnosticTest):
                    for d in os.environ.get("PATH", "").split(":") + ["/usr/local/cuda/bin"] if d)
         if BUILD.backend == "cuda":
             self.assertEqual(BUILD.torch_build_path, "find_package" if nvcc else "wheel")
-        if BUILD.torch_unbuildable:
+        if BUILD.torch_unbuildable:  # the suite's gap, with the command that builds it: never 3 or 4
             r = self.run_kd("--device", "cpu")
-            self.assertVerdict(r, "TORCH_IMPORT_FAILED", 4)
+            self.assertVerdict(r, "SUITE_INCOMPLETE", 19)
             return
         code, exit_code = expected_default_code()
         r = self.run_kd()

@@ -110,6 +110,20 @@ TEST(Hints, EachKnownSignature) {
   }
 }
 
+// The next action of a SUITE_INCOMPLETE verdict is the build command its message ends with, and nothing else.
+TEST(Hints, SuiteIncompleteNextActionIsTheBuildCommand) {
+  const auto h = find_hint(Code::SuiteIncomplete,
+                           "the probe's heavy part (libkd_probe_heavy.so: layers L4 to L8) is not built beside "
+                           "libkd_probe.so; build it with: cmake --build build --target kd_probe_heavy",
+                           cuda_context());
+  ASSERT_TRUE(h.has_value());
+  EXPECT_EQ(h->action, "cmake --build build --target kd_probe_heavy");
+  EXPECT_NE(h->cause.find("the machine was not checked"), std::string::npos) << h->cause;
+  EXPECT_FALSE(find_hint(Code::SuiteIncomplete, "no command in this message", cuda_context()).has_value());
+  // The same words under another code are not this hint.
+  EXPECT_FALSE(find_hint(Code::TorchImportFailed, "x; build it with: cmake --build build", cuda_context()).has_value());
+}
+
 TEST(Hints, VisibleDevicesSetButEmptyOrWrongWithoutItsValue) {
   HintContext c = cuda_context();
   c.visible_devices_env = "empty";
