@@ -57,6 +57,10 @@ function(kd_verdict_regexes layer out)
   set(${out} ${tests} ${verdicts} ${codes} PARENT_SCOPE)
 endfunction()
 
+# The tests run from the folder that holds the build folder (the checkout, for build/): a layer whose part this build
+# lacks says SUITE_INCOMPLETE (19) with the command that builds it, written as typed there (cmake --build build ...).
+get_filename_component(kd_workdir "${KD_CONFORMANCE_BIN}" DIRECTORY)
+get_filename_component(kd_workdir "${kd_workdir}" DIRECTORY)
 set(kd_chains 1)
 if(KD_CONFORMANCE_DEVICE STREQUAL "cuda")
   set(kd_chains ${KD_CONFORMANCE_GPUS})
@@ -86,7 +90,7 @@ foreach(kd_chain RANGE 1 ${kd_chains})
       list(APPEND kd_shared_fixtures kd.${kd_name})
     endif()
     set_tests_properties(${kd_name} PROPERTIES LABELS "${kd_labels}" FIXTURES_SETUP kd.${kd_name}
-                                               FIXTURES_REQUIRED "${kd_required}" TIMEOUT 150)
+                                               FIXTURES_REQUIRED "${kd_required}" TIMEOUT 150 WORKING_DIRECTORY "${kd_workdir}")
     list(APPEND kd_required kd.${kd_name})
   endforeach()
 endforeach()
