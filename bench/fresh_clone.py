@@ -7,7 +7,7 @@ this checkout's .deps and its choice of LibTorch); the compiler cache is off, as
 
 Phases of A: setup, configure (what is left of scripts/run's time), build (ninja's log), run (scripts/run
 again, nothing left to build). Target: A's first verdict <= 3x B's (stretch 2x). Then, apart from A: the first
-run of L4, which builds the heavy parts (the plain run must not have built them)."""
+run of L4, which builds kernodeck-diagnostic-full and the probe's heavy part (the plain run must not have built them)."""
 import argparse
 import json
 import os
@@ -84,14 +84,14 @@ def main():
         build, steps, heaviest = ninja_build(os.path.join(clone, "build"))
         run = timed([os.path.join(clone, "scripts/run"), *verdict], env, ok=codes)
         a = setup + first
-        # The first verdict must not have waited for the heavy parts; a first run of L4 builds them.
-        heavy = [os.path.join(clone, "build", lib) for lib in ("libkd_probe_heavy.so", "libkd_diagnostic_heavy.so")]
+        # The first verdict must not have waited for L4-L8's parts; a first run of L4 builds them.
+        heavy = [os.path.join(clone, "build", lib) for lib in ("libkd_probe_heavy.so", "kernodeck-diagnostic-full")]
         if any(os.path.exists(lib) for lib in heavy):
-            sys.exit("scripts/run built a heavy part for a plain run")
+            sys.exit("scripts/run built a part of L4-L8 for a plain run")
         log_steps = steps
         later = timed([os.path.join(clone, "scripts/run"), "--device", "cpu", "--layers", "L1,L4"], env)
         if not all(os.path.exists(lib) for lib in heavy):
-            sys.exit("scripts/run --layers L1,L4 did not build the heavy parts")
+            sys.exit("scripts/run --layers L1,L4 did not build L4-L8's parts")
         _, later_steps, later_heaviest = ninja_build(os.path.join(clone, "build"), skip=log_steps)
 
         minimal = os.path.join(tmp, "minimal")
@@ -120,7 +120,7 @@ def main():
           f" + run {B['run_s']:.1f}")
     L = figures["later_L4"]
     print(f"  later, the first run of L4 (scripts/run --device cpu --layers L1,L4): {L['total_s']:.1f} s, building the"
-          f" heavy parts ({L['heavy_build_steps']} steps: " + ", ".join(f"{t} {s:.1f} s" for t, s in L["heaviest"]) + ")")
+          f" L4-L8's parts ({L['heavy_build_steps']} steps: " + ", ".join(f"{t} {s:.1f} s" for t, s in L["heaviest"]) + ")")
     ratio = figures["ratio_A_over_B"]
     print(f"fresh clone A/B   {ratio:7.2f}  target <= {TARGET} {'met' if ratio <= TARGET else 'MISSED'}"
           f" (stretch {STRETCH}: {'met' if ratio <= STRETCH else 'missed'})")

@@ -14,9 +14,16 @@ namespace {
 // "--gtest_filter=X" -> "--gtest_filter"; "--device=cpu" -> "--device".
 std::string option_name(const std::string& arg) { return arg.substr(0, arg.find('=')); }
 
-bool takes_value(const std::string& arg) {
-  const OptionRow* r = find_option(arg);
+bool takes_value(const std::string& arg, Command command) {
+  const OptionRow* r = find_option(arg, command);
   return r && !r->metavar.empty();
+}
+
+// "--help" anywhere, or "-h" where it is not the value of an option ("--output -h" names a file).
+bool help_requested(const std::vector<std::string>& args, Command command) {
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i] == "--help" || (args[i] == "-h" && (i == 0 || !takes_value(args[i - 1], command)))) return true;
+  return false;
 }
 
 // "app" stands for L1-L4: the fixed check first, then the application layer.
@@ -54,9 +61,10 @@ std::optional<UsageError> check_collective(const Options& o) {
 }
 
 // One argument (and its value, if it takes one) into o; i moves past a value given as the next argument.
-std::optional<UsageError> read_argument(const std::vector<std::string>& args, size_t* i, Options* o) {
+std::optional<UsageError> read_argument(const std::vector<std::string>& args, size_t* i, Options* o,
+                                        Command command = Command::Diagnostic) {
   std::string arg = args[*i];
-  if (arg.rfind("--gtest_", 0) == 0) {
+  if (command == Command::Diagnostic && arg.rfind("--gtest_", 0) == 0) {
     if (auto e = find_option("--gtest_*")->read(arg, *o)) return UsageError{*e};
     return std::nullopt;
   }
@@ -65,7 +73,7 @@ std::optional<UsageError> read_argument(const std::vector<std::string>& args, si
     inline_value = arg.substr(eq + 1);
     arg = arg.substr(0, eq);
   }
-  const OptionRow* row = find_option(arg);
+  const OptionRow* row = find_option(arg, command);
   if (!row || !row->read) return UsageError{fmt::format("unknown argument '{}'", args[*i])};
   std::string value;
   if (row->metavar.empty()) {
@@ -79,6 +87,22 @@ std::optional<UsageError> read_argument(const std::vector<std::string>& args, si
   }
   if (auto e = row->read(value, *o)) return UsageError{*e};
   return std::nullopt;
+}
+
+// The options of the command's rows, for its --help.
+std::string options_text(Command command) {
+  std::string options;
+  for (const OptionRow& r : option_table()) {
+    if (r.command != command || r.audience == Audience::Internal || r.help.empty()) continue;
+    const std::string label = !r.help_label.empty() ? r.help_label
+                              : r.metavar.empty()    ? r.flag
+                              : r.flag.empty()       ? r.metavar
+                                                     : r.flag + " " + r.metavar;
+    std::string help = r.help;
+    for (size_t nl = help.find('\n'); nl != std::string::npos; nl = help.find('\n', nl + 1)) help.insert(nl + 1, 24, ' ');
+    options += label.size() < 22 ? fmt::format("  {:<22}{}\n", label, help) : fmt::format("  {}\n{:24}{}\n", label, "", help);
+  }
+  return options;
 }
 
 }  // namespace
@@ -103,10 +127,49 @@ std::string Options::gtest_value(const std::string& n) const {
   return value;
 }
 
+ParseResult parse_aggregate_command_line(const std::vector<std::string>& args) {
+  if (help_requested(args, Command::Aggregate)) return HelpRequested{};
+  auto error = [](const std::string& why) { return UsageError{"aggregate: " + why}; };
+  Options o;
+  std::set<std::string> seen;
+  bool operands_only = false;  // after "--": every argument is a report, even one that starts with "-"
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (operands_only || arg == "-" || arg.rfind("-", 0) != 0) {
+      operand_row(Command::Aggregate)->read(arg, o);
+      continue;
+    }
+    if (arg == "--") {
+      operands_only = true;
+      continue;
+    }
+    if (!seen.insert(option_name(arg)).second)
+      return error(fmt::format("{} is given more than once: give it once", option_name(arg)));
+    if (auto e = read_argument(args, &i, &o, Command::Aggregate))
+      return error(e->message.rfind("unknown argument", 0) == 0 ? e->message + " (see aggregate --help)" : e->message);
+  }
+  if (o.reports.empty()) return UsageError{"aggregate needs at least one report: a file or a folder of them"};
+  if (o.output && o.output == o.summary_md)
+    return error("--output and --summary-md name the same file: give each its own new file");
+  return o;
+}
+
+std::string aggregate_usage_text() {
+  return "Usage: kernodeck-diagnostic aggregate REPORT|FOLDER... [--output FILE] [--summary-md FILE]\n\n"
+         "Reads many machines' JSON reports (kernodeck-diagnostic --output) and prints one answer:\n"
+         "machines per code, the failing machines with layer and stage, the versions seen, and every\n"
+         "report that could not be counted (missing, unreadable, invalid, a duplicate), each named.\n"
+         "Never loads LibTorch.\n\n"
+         "Options:\n" +
+         options_text(Command::Aggregate) +
+         "\nExit codes: 0 every machine passed and every report was counted, 20 a machine failed,\n"
+         "21 a report was missing, unreadable, invalid or a duplicate, 22 both, 2 usage error,\n"
+         "12 an output file could not be written, 19 this build has no kernodeck-diagnostic-full.\n";
+}
+
 ParseResult parse_command_line(const std::vector<std::string>& args, const std::vector<std::string>& known_layers) {
   Options o;
-  for (size_t i = 0; i < args.size(); ++i)  // "--output -h" names a file: a value is never a request for help
-    if (args[i] == "--help" || (args[i] == "-h" && (i == 0 || !takes_value(args[i - 1])))) return HelpRequested{};
+  if (help_requested(args, Command::Diagnostic)) return HelpRequested{};
   // An option given twice is a mistake to point out, not a guess at which one was meant (--extension repeats).
   std::set<std::string> seen;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -177,14 +240,7 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
 }
 
 std::string usage_text() {
-  std::string options;
-  for (const OptionRow& r : option_table()) {
-    if (r.audience == Audience::Internal || r.help.empty()) continue;
-    const std::string label = !r.help_label.empty() ? r.help_label : r.metavar.empty() ? r.flag : r.flag + " " + r.metavar;
-    std::string help = r.help;
-    for (size_t nl = help.find('\n'); nl != std::string::npos; nl = help.find('\n', nl + 1)) help.insert(nl + 1, 24, ' ');
-    options += label.size() < 22 ? fmt::format("  {:<22}{}\n", label, help) : fmt::format("  {}\n{:24}{}\n", label, "", help);
-  }
+  const std::string options = options_text(Command::Diagnostic);
   // The exit codes, from verdict/codes: "0 passed, 2 usage error, ..., 9 out of memory / runtime error, ...".
   std::string codes, line;
   for (int exit = 0; exit < 256; ++exit) {

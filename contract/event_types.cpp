@@ -59,6 +59,34 @@ class Fields {
     return b;
   }
   std::optional<Failure> failure(const char* key);
+  std::vector<int64_t> wholes(const char* key) {
+    const json v = any(key);
+    std::vector<int64_t> out;
+    ok_ = ok_ && v.is_array();
+    for (const json& e : v.is_array() ? v : json::array()) {
+      ok_ = ok_ && e.is_number_integer();
+      if (e.is_number_integer()) out.push_back(e.get<int64_t>());
+    }
+    return out;
+  }
+  std::vector<std::vector<double>> rows(const char* key) {
+    const json v = any(key);
+    std::vector<std::vector<double>> out;
+    ok_ = ok_ && v.is_array();
+    for (const json& row : v.is_array() ? v : json::array()) {
+      ok_ = ok_ && row.is_array();
+      out.emplace_back();
+      for (const json& e : row.is_array() ? row : json::array()) {
+        ok_ = ok_ && e.is_number();
+        if (e.is_number()) out.back().push_back(e.get<double>());
+      }
+    }
+    return out;
+  }
+  json object(const char* key) {
+    const json* v = find(key, is_object, true);
+    return v ? *v : json::object();
+  }
 
  private:
   const json* find(const char* key, bool (*is)(const json&), bool required) {
@@ -112,7 +140,15 @@ json body(const SetupFailure& e) {
   return {{"suite", e.suite}, {"status", "failed"}, {"code", e.code}, {"stage", e.stage}, {"message", e.message}};
 }
 json body(const End& e);
-json body(const Exit& e) { return {{"status", e.status}}; }
+json body(const Exit& e) {
+  json j = {{"status", e.status}};
+  put(&j, "compute_mode", e.compute_mode);
+  return j;
+}
+json body(const JobFailed& e) { return {{"code", e.code}, {"message", e.message}}; }
+json body(const ShardRows& e) { return {{"ids", e.ids}, {"rows", e.rows}}; }
+json body(const ProcessRecord& e) { return {{"record", e.record}}; }
+json body(const JobDone&) { return json::object(); }
 
 template <class T>
 json wire(const T& e) {
@@ -143,7 +179,11 @@ Event read(const std::string& kind, Fields& f) {
     return SetupFailure{f.text("suite"), f.text("code"), f.text("stage"), f.text("message")};
   }
   if (kind == End::kName) return End{f.whole("ran"), f.whole("failed"), f.whole("skipped"), f.failure("failure")};
-  if (kind == Exit::kName) return Exit{f.whole("status")};
+  if (kind == Exit::kName) return Exit{f.whole("status"), f.optional_text("compute_mode")};
+  if (kind == JobFailed::kName) return JobFailed{f.text("code"), f.text("message")};
+  if (kind == ShardRows::kName) return ShardRows{f.wholes("ids"), f.rows("rows")};
+  if (kind == ProcessRecord::kName) return ProcessRecord{f.object("record")};
+  if (kind == JobDone::kName) return JobDone{};
   return Unknown{kind};
 }
 

@@ -1,4 +1,5 @@
-// The worker -> supervisor events as types: one struct per kind ("ev" on the wire), each with the fields
+// The events of this tool's processes as types: the worker's to the supervisor, and a job's to the step that
+// started it: one struct per kind ("ev" on the wire), each with the fields
 // that kind carries. The wire is one JSON object a line (contract/events.h); to_json and from_json are the
 // only places that know its keys, so an emitter cannot misspell one and a reader switches over the kinds.
 #pragma once
@@ -6,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -83,10 +85,40 @@ struct End {
 
 // The worker's last event, sent after End as it ends with `status`: its own work is over. What remains is the
 // kernel's (unmapping its memory, releasing its GPU context: about 0.1 s on an H200), which the verdict does
-// not wait for (runner/supervisor.cpp).
+// not wait for (runner/supervisor.cpp) unless the GPU's compute mode, sent here once L2 read it, is not
+// "default": then the next process could not use the GPU until this one is gone, and the supervisor waits.
 struct Exit {
   static constexpr const char* kName = "exit";
   int64_t status = 0;
+  std::optional<std::string> compute_mode;
+};
+
+// What a job that a step starts says (L4's batch job and shards, the CPU re-run of a model, L5's range jobs:
+// contract/run_plan.h), on its standard output in the worker's words; the step reads it back with the same
+// collector (fixtures/child_process.h). Its progress is Stage events (a range job's phase), then one of these.
+
+// The job failed: the verdict code of what failed ("OUT_OF_MEMORY", "APP_CHECK_FAILED", ...) and the first line of why.
+struct JobFailed {
+  static constexpr const char* kName = "job_failed";
+  std::string code, message;
+};
+
+// A shard of L4 across devices computed these input ids (in its own output order) and their output rows.
+struct ShardRows {
+  static constexpr const char* kName = "shard_rows";
+  std::vector<int64_t> ids;
+  std::vector<std::vector<double>> rows;
+};
+
+// One process of L5's processes axis, as the report's row of it says (contract/report_parts.h, process_*).
+struct ProcessRecord {
+  static constexpr const char* kName = "process_record";
+  nlohmann::json record;
+};
+
+// The job's work is done (what it made is in its files, or in the event before).
+struct JobDone {
+  static constexpr const char* kName = "job_done";
 };
 
 // A kind this build does not know (a newer worker's): accepted, as a line always was, and ignored by readers.
@@ -94,7 +126,8 @@ struct Unknown {
   std::string ev;
 };
 
-using Event = std::variant<Start, Stage, Fact, Marker, Warning, TestStart, TestEnd, SetupFailure, End, Exit, Unknown>;
+using Event = std::variant<Start, Stage, Fact, Marker, Warning, TestStart, TestEnd, SetupFailure, End, Exit, JobFailed,
+                           ShardRows, ProcessRecord, JobDone, Unknown>;
 
 // The event as its wire object.
 nlohmann::json to_json(const Event& event);

@@ -85,6 +85,7 @@ void LineCollector::take(const std::string& line) {
   std::optional<Event> event = from_json(nlohmann::json::parse(line, nullptr, false));  // a parse error: discarded
   if (!event) {
     ++malformed_;
+    last_other_ = line.substr(0, 1000);
     return;
   }
   events_.push_back(std::move(*event));

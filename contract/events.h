@@ -42,6 +42,8 @@ class LineCollector {
   void finish();  // a last line without its newline still counts
   const std::vector<Event>& events() const { return events_; }
   int malformed() const { return malformed_; }
+  // The last line that was no event (a job's log holds what it printed besides its events), at most 1000 bytes.
+  const std::string& last_other_line() const { return last_other_; }
 
  private:
   void take(const std::string& line);
@@ -50,6 +52,7 @@ class LineCollector {
   bool skipping_ = false;
   std::vector<Event> events_;
   int malformed_ = 0;
+  std::string last_other_;
 };
 
 }  // namespace kd::events

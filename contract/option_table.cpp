@@ -356,9 +356,15 @@ std::vector<OptionRow> make_table() {
   bundle.example = "run-bundle";
   OptionRow& host = add(option("--host-check", "", &Options::host_check, "host_check",
                                "also report what nvidia-smi and NVML see: driver, memory, and\n"
-                               "each GPU's health facts (ECC, PCIe, clocks; at most 3 s)"));
+                               "each GPU's health facts (ECC, PCIe, clocks; at most 3 s), and show\n"
+                               "the machine around the GPU (limits, container, /dev/shm, driver)"));
   switch_of(host, &Options::host_check);
   host.to_worker = false;
+  OptionRow& release = add(option("--wait-for-gpu-release", "", &Options::wait_for_gpu_release, "wait_for_gpu_release",
+                                  "exit only once the worker has released the GPU (automatic when\n"
+                                  "the GPU's compute mode is not default; CTest's layer tests set it)"));
+  switch_of(release, &Options::wait_for_gpu_release);
+  release.to_worker = false;
   OptionRow& python = add(option("--python", "PATH", &Options::python, "python",
                                  "also check that this interpreter imports torch (layer L1)"));
   python.read = path(&Options::python, "--python needs an interpreter (a path, or a name on PATH)");
@@ -437,7 +443,7 @@ std::vector<OptionRow> make_table() {
   filter.report_key = "gtest_filter";
   filter.report = [](const Options& o) { return o.gtest_value("filter").empty() ? json() : json(o.gtest_value("filter")); };
 
-  // Internal: what a process started by this tool is told. --kd-plan's file holds every field below.
+  // Internal: what a process started by this tool is (contract/run_plan.h).
   OptionRow& plan = add(option("--kd-plan", "FILE", &Options::plan, "", ""));
   plan.audience = Audience::Internal;
   plan.report_key.clear();
@@ -452,14 +458,38 @@ std::vector<OptionRow> make_table() {
   nvml.report_key.clear();
   nvml.to_worker = false;
   switch_of(nvml, &Options::nvml_facts);
-  add(plan_field(&Options::worker_fd, "event_fd"));
-  add(plan_field(&Options::run_id, "run_id"));
-  add(plan_field(&Options::across_devices, "across_devices"));
-  add(plan_field(&Options::batch_job, "batch_job"));
-  add(plan_field(&Options::batch_job_standby, "batch_job_standby"));
-  add(plan_field(&Options::cpu_rerun, "cpu_rerun"));
-  add(plan_field(&Options::range_job_share, "range_job_share"));
-  add(plan_field(&Options::shard_job, "shard_job"));
+  // CTest's conformance tests ask which stages the layers have (ctest/conformance_tests.cmake), from the one list.
+  OptionRow& stages = add(option("--kd-list-stages", "", &Options::list_stages, "", ""));
+  stages.audience = Audience::Internal;
+  stages.report_key.clear();
+  stages.to_worker = false;
+  switch_of(stages, &Options::list_stages);
+
+  // `kernodeck-diagnostic aggregate`: the reports it reads, and the new files it may write (docs/fleets.md).
+  OptionRow& reports = add(option("", "REPORT|FOLDER...", &Options::reports, "",
+                                  "JSON reports of kernodeck-diagnostic --output, or folders:\n"
+                                  "a FOLDER stands for the *.json files directly in it"));
+  reports.command = Command::Aggregate;
+  reports.operand = true;
+  reports.to_worker = false;
+  reports.read = [](const std::string& v, Options& o) -> Error {
+    o.reports.push_back(v);
+    return std::nullopt;
+  };
+  OptionRow& aggregate_output = add(option("--output", "FILE", &Options::output, "",
+                                           "also write the aggregate as JSON to FILE, a new file"));
+  aggregate_output.command = Command::Aggregate;
+  aggregate_output.to_worker = false;
+  aggregate_output.read = path(&Options::output, "--output needs a file name");
+  OptionRow& aggregate_md = add(option("--summary-md", "FILE", &Options::summary_md, "",
+                                       "also write it as Markdown to FILE, a new file"));
+  aggregate_md.command = Command::Aggregate;
+  aggregate_md.to_worker = false;
+  aggregate_md.read = path(&Options::summary_md, "--summary-md needs a file name");
+  OptionRow aggregate_help = help;
+  aggregate_help.command = Command::Aggregate;
+  aggregate_help.to_worker = false;
+  add(aggregate_help);
 
   // Defaults: requested keeps a placeholder's presence (or count), else the value; command.json the option as typed.
   for (OptionRow& r : t) {
@@ -470,7 +500,7 @@ std::vector<OptionRow> make_table() {
         if (placeholder.empty()) return v;
         return repeatable ? json(v.size()) : json(!v.is_null());
       };
-    if (!r.arguments && !r.flag.empty())
+    if (!r.arguments && !r.flag.empty() && r.command == Command::Diagnostic)
       r.arguments = [get = r.get, flag = r.flag, placeholder = r.placeholder, repeatable = r.repeatable,
                      always = r.always_in_command](const Options& o) {
         std::vector<std::string> a;
@@ -498,15 +528,15 @@ const std::vector<OptionRow>& option_table() {
   return table;
 }
 
-const OptionRow* find_option(const std::string& flag) {
+const OptionRow* find_option(const std::string& flag, Command command) {
   for (const OptionRow& r : option_table())
-    if (!flag.empty() && (r.flag == flag || r.alias == flag)) return &r;
+    if (r.command == command && !flag.empty() && (r.flag == flag || r.alias == flag)) return &r;
   return nullptr;
 }
 
-const OptionRow* find_plan_field(const std::string& key) {
+const OptionRow* operand_row(Command command) {
   for (const OptionRow& r : option_table())
-    if (!key.empty() && r.key == key) return &r;
+    if (r.command == command && r.operand) return &r;
   return nullptr;
 }
 
@@ -520,7 +550,7 @@ json requested_options(const Options& o) {
 std::vector<std::string> command_arguments(const Options& o) {
   std::vector<std::string> a = {"kernodeck-diagnostic"};
   for (const OptionRow& r : option_table())
-    if (r.arguments && r.audience != Audience::Internal)
+    if (r.arguments && r.audience != Audience::Internal && r.command == Command::Diagnostic)
       for (auto& s : r.arguments(o)) a.push_back(std::move(s));
   return a;
 }

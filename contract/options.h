@@ -1,5 +1,5 @@
-// What a run was asked to do: the options of kernodeck-diagnostic (docs/command-line.md), and the
-// fields of the run plan that the supervisor adds for a worker or a batch job (contract/run_plan.h).
+// What a run was asked to do: the options of kernodeck-diagnostic (docs/command-line.md). What a process the tool
+// starts is besides (the worker, a job) is its plan's role (contract/run_plan.h).
 // Each option is one row of contract/option_table.cpp, which parses it, shows it in --help, records it in
 // the report's "requested" and the bundle's command.json, and carries it to the worker. Pure: parsing never
 // touches the machine, so every rule is unit-tested.
@@ -30,6 +30,7 @@ struct Options {
   std::vector<std::string> layers;     // e.g. {"L1","L3"}; empty: the plain run (L1-L3)
   std::vector<std::string> gtest_args; // --gtest_* flags, passed to the worker as given
   bool host_check = false;             // also ask nvidia-smi (informs, never decides)
+  bool wait_for_gpu_release = false;   // exit only once the worker released the GPU (CTest's layer tests)
   std::optional<std::string> python;   // also check this interpreter's torch (L1)
   std::optional<std::string> model;    // L4: the user's model (TorchScript or an AOTInductor package)
   std::optional<std::string> input;    // L4: its input spec and output contract (JSON)
@@ -45,7 +46,7 @@ struct Options {
   std::string range_axis = "batch";    // L5: the axis that grows: "batch", "length", "concurrency" or "processes"
   double range_budget_s = kDefaultRangeBudget;
   double range_memory_fraction = kDefaultRangeMemoryFraction;
-  // L8: where the ranks meet when the environment does not say (runner/rendezvous.h); all three together.
+  // L8: where the ranks meet when the environment does not say (fixtures/rendezvous.h); all three together.
   std::optional<std::string> rendezvous;  // rank 0's HOST:PORT
   std::optional<int> world_size, rank;
   double min_bus_bandwidth = 0;        // L8: GB/s of bus bandwidth at the largest message; 0: no floor
@@ -57,17 +58,11 @@ struct Options {
   std::string color = "auto";          // --color auto|always|never (auto: a terminal, and NO_COLOR unset)
   bool version = false;                // --version: what this build is, then exit 0
   bool in_process = false;             // debug: run the tests in this process (no timeout)
-  // The run plan's own fields: set by the supervisor or a worker for the process it starts, never typed.
-  std::optional<std::string> plan;     // --kd-plan FILE: this process reads its options from that plan
-  int worker_fd = -1;                  // internal: this process is the worker, events go to this fd
-  std::string run_id;                  // internal: the supervisor's run id, carried by the worker's markers
-  bool nvml_facts = false;             // internal: this process is the NVML child (fixtures/nvml_facts.h)
-  std::optional<std::string> batch_job;  // internal: this process is L4's stop/resume batch job, in this folder
-  bool batch_job_standby = false;  // internal: the batch job loads LibTorch, then waits for a byte on stdin to begin
-  bool cpu_rerun = false;  // internal: this process re-runs --model on the CPU after a device-side assert
-  std::optional<double> range_job_share;  // internal: one process of L5's processes axis; its share of the allocator cap
-  bool across_devices = false;  // internal: GPU 0's worker of --device-index all, which also splits L4 over every GPU
-  std::optional<std::string> shard_job;  // internal: one shard of L4 across devices; its input ids, comma-separated
+  std::vector<std::string> reports;    // aggregate: report files and folders, in the order given
+  // Internal: how a process this tool starts learns what it is (contract/run_plan.h); never typed by a user.
+  std::optional<std::string> plan;     // --kd-plan FILE: this process's role and options are in that plan
+  bool nvml_facts = false;             // --kd-nvml-facts: this process is the NVML child (fixtures/nvml_facts.h)
+  bool list_stages = false;            // --kd-list-stages: print every step's stage, in order (for CTest)
 
   bool cpu_mode() const { return device == "cpu"; }
   bool report_to_stdout() const { return output == std::string("-"); }  // --output -: the human text goes to stderr
@@ -88,9 +83,11 @@ using ParseResult = std::variant<Options, UsageError, HelpRequested>;
 // L1-L4 (the tiny check, then the application layer); "--full" means every layer.
 ParseResult parse_command_line(const std::vector<std::string>& args, const std::vector<std::string>& known_layers);
 
-// The rules between options (and the run plan's): "" when o is a run that can be done.
-std::optional<UsageError> check_combination(const Options& o);
-
 std::string usage_text();  // --help: the options from the table, the exit codes from verdict/codes
+
+// `kernodeck-diagnostic aggregate`'s arguments (what follows the word), through the table's Aggregate rows: the
+// reports in `reports`, and `output`, `summary_md`.
+ParseResult parse_aggregate_command_line(const std::vector<std::string>& args);
+std::string aggregate_usage_text();
 
 }  // namespace kd

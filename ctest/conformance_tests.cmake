@@ -8,6 +8,8 @@
 # `ctest -j N --resource-spec-file` checks N GPUs side by side.
 execute_process(COMMAND "${KD_CONFORMANCE_BIN}" --gtest_list_tests "--gtest_filter=*"
                 OUTPUT_VARIABLE kd_listing RESULT_VARIABLE kd_rc ERROR_QUIET)
+execute_process(COMMAND "${KD_CONFORMANCE_BIN}" --kd-list-stages OUTPUT_VARIABLE kd_stage_lines ERROR_QUIET)
+string(REGEX MATCHALL "L[0-9]+\\.[a-z0-9_]+" KD_CONFORMANCE_STAGES "${kd_stage_lines}")
 string(REGEX MATCHALL "(^|\n)L[0-9]+_[A-Za-z0-9_]*\\." kd_suites "${kd_listing}")
 set(kd_layers)
 foreach(kd_suite IN LISTS kd_suites)
@@ -34,6 +36,9 @@ endif()
 # own line (a test failed, or its prerequisite did); "Verdict: CODE .* at stage STAGE" the verdict line
 # of a run that no test ended (timeout, crash); "Verdict: CODE" the rest (a stage not declared by a
 # step, e.g. L5.oom.<phase>). Only failing verdicts match: a passing layer's output never does.
+# A run with a test-only --inject-fault (a KD_CONFORMANCE_BIN that adds it) marks its verdict line
+# "[injected fault NAME: ...]": those come first, so that the JUnit message says the failure was injected.
+# (".injected": a "[" in a CMake list would join the elements after it.)
 # A layer run alone fails at its own stages or, through a prerequisite, at an earlier layer's.
 function(kd_verdict_regexes layer out)
   string(SUBSTRING ${layer} 1 -1 n)
@@ -44,23 +49,22 @@ function(kd_verdict_regexes layer out)
       list(APPEND stages ${stage})
     endif()
   endforeach()
+  set(injected)
   set(tests)
   set(verdicts)
   set(codes)
   foreach(code IN LISTS KD_CONFORMANCE_FAILING_CODES)
     foreach(stage IN LISTS stages)
+      list(APPEND injected "Verdict: ${code} .* at stage ${stage} .injected fault ")
       list(APPEND tests "${code} at ${stage}")
       list(APPEND verdicts "Verdict: ${code} .* at stage ${stage}")
     endforeach()
+    list(APPEND injected "Verdict: ${code} .*.injected fault ")
     list(APPEND codes "Verdict: ${code} ")
   endforeach()
-  set(${out} ${tests} ${verdicts} ${codes} PARENT_SCOPE)
+  set(${out} ${injected} ${tests} ${verdicts} ${codes} PARENT_SCOPE)
 endfunction()
 
-# The tests run from the folder that holds the build folder (the checkout, for build/): a layer whose part this build
-# lacks says SUITE_INCOMPLETE (19) with the command that builds it, written as typed there (cmake --build build ...).
-get_filename_component(kd_workdir "${KD_CONFORMANCE_BIN}" DIRECTORY)
-get_filename_component(kd_workdir "${kd_workdir}" DIRECTORY)
 set(kd_chains 1)
 if(KD_CONFORMANCE_DEVICE STREQUAL "cuda")
   set(kd_chains ${KD_CONFORMANCE_GPUS})
@@ -90,7 +94,7 @@ foreach(kd_chain RANGE 1 ${kd_chains})
       list(APPEND kd_shared_fixtures kd.${kd_name})
     endif()
     set_tests_properties(${kd_name} PROPERTIES LABELS "${kd_labels}" FIXTURES_SETUP kd.${kd_name}
-                                               FIXTURES_REQUIRED "${kd_required}" TIMEOUT 150 WORKING_DIRECTORY "${kd_workdir}")
+                                               FIXTURES_REQUIRED "${kd_required}" TIMEOUT 150)
     list(APPEND kd_required kd.${kd_name})
   endforeach()
 endforeach()

@@ -4,7 +4,7 @@
 #pragma once
 #include <stdint.h>
 
-#define KD_PROBE_ABI_VERSION 13 // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
+#define KD_PROBE_ABI_VERSION 14 // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
                                 // 6: L5 memory; 7: the peer layer L7; 8: the model's format (AOTInductor packages);
                                 // 9: extension libraries (--extension), an input kept on the host; named model outputs and inputs,
                                 //    forward()'s signature; the operating range's
@@ -13,7 +13,8 @@
                                 // 11: the collective layer L8 (one rank of a job's process group); L7's all-reduce
                                 //     over a list of GPUs; a model input's rows (the user's model split over GPUs)
                                 // 12: the heavy part in a library of its own (heavy_part), loaded when first needed
-                                // 13: KD_ERR_INCOMPLETE (the heavy part not built, or from another build)
+                                // 13: the device's compute mode (the supervisor waits for a GPU not in the default mode to be free)
+                                // 14: KD_ERR_INCOMPLETE (the heavy part not built, or from another build)
 // The one exported symbol: it returns the table. Its name never changes; the table's abi_version says which
 // layout it is (KD_PROBE_ABI_VERSION), and a probe of another version is refused when it is loaded.
 #define KD_PROBE_ENTRY "kd_probe_get"
@@ -61,6 +62,7 @@ typedef struct kd_device_props {
   uint64_t total_memory_bytes;
   int multiprocessors;
   int pci_domain, pci_bus, pci_device;  // the device's PCI address (matched to NVML's GPUs)
+  int compute_mode;                     // cudaComputeMode: 0 default, 1 exclusive (thread), 2 prohibited, 3 exclusive process
 } kd_device_props;
 
 // L4 embeddings: the suite chooses the inputs (ids, lengths); the probe generates tokens

@@ -10,14 +10,13 @@
 
 namespace kd {
 
-// Where one of the child's standard streams goes.
+// Where one of the child's standard streams goes (by default it inherits the parent's).
 struct Redirect {
   enum class To { Inherit, DevNull, Fd, AppendFile };
   To to = To::Inherit;
   int fd = -1;       // To::Fd: this descriptor of the parent (a pipe's write end, STDERR_FILENO)
   std::string path;  // To::AppendFile: created (mode 0600) when absent, appended to
 
-  static Redirect inherit() { return {}; }
   static Redirect dev_null() { return {To::DevNull, -1, {}}; }
   static Redirect to_fd(int fd) { return {To::Fd, fd, {}}; }
   static Redirect append_to(std::string path) { return {To::AppendFile, -1, std::move(path)}; }

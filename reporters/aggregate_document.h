@@ -87,7 +87,7 @@ struct Aggregate {
   std::optional<Job> job;
 };
 
-inline constexpr const char* kSchemaVersion = "1.2";  // 1.2: job (L8's ranks), rank and world_size of each machine
+inline constexpr const char* kSchemaVersion = "1.2";  // what each version added: CHANGELOG.md
 
 nlohmann::json to_json(const Aggregate& a);
 // The document back from its JSON (ours: what to_json wrote, its strings maybe made printable); a field that is

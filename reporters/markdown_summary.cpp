@@ -16,7 +16,7 @@ using nlohmann::json;
 std::string code_span(const std::string& s) {
   if (s.empty()) return "—";
   for (char c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.') return markdown_text(s);
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') return markdown_text(s);
   return "`" + s + "`";
 }
 
@@ -77,15 +77,19 @@ std::string markdown_text(const std::string& text) {
 std::string render_markdown_summary(const json& r) {
   const bool passed = report::read(r, report::status) == "passed";
   const std::string code = report::read(r, report::code).value_or("");
-  std::string out = fmt::format("### kernodeck-diagnostic: {} {}\n\n", passed ? "✅" : "❌", code_span(code));
+  const std::string injected = text::injected_fault(r);
+  std::string out = fmt::format("### kernodeck-diagnostic: {} {}{}\n\n", passed ? "✅" : "❌", code_span(code),
+                                injected.empty() ? "" : " — " + markdown_text(injected));
   out += "| Field | Value |\n|---|---|\n";
-  out += row("Verdict", fmt::format("{} (exit {}), {}", code_span(code), report::read(r, report::exit_code).value_or(-1),
-                                    passed ? "passed" : "**failed**"));
+  out += row("Verdict", fmt::format("{} (exit {}), {}{}", code_span(code), report::read(r, report::exit_code).value_or(-1),
+                                    passed ? "passed" : "**failed**",
+                                    injected.empty() ? "" : " — **" + markdown_text(injected) + "**"));
   out += row("Stage", code_span(report::read(r, report::stage).value_or("")));
   if (const auto gpu = report::read(r, report::device_index)) out += row("Failing GPU", std::to_string(*gpu));
   // As on the terminal: the error's first line, the recognised cause, the report's one next action.
   if (const std::string m = report::read(r, report::error_message).value_or(""); !m.empty()) out += row("Error", markdown_text(m));
   if (const auto cause = report::read(r, report::error_cause)) out += row("Cause", markdown_text(*cause));
+  if (const auto id = report::read(r, report::error_signature)) out += row("Signature", code_span(*id));  // docs/signatures.md
   out += row("Next action", markdown_text(report::read(r, report::next_action).value_or("?")));
   out += row("Target", markdown_text(text::target(report::read(r, report::requested))));
   if (const std::string v = text::verified(r); passed && !v.empty()) out += row("Check", markdown_text(v));

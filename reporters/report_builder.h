@@ -14,16 +14,8 @@
 
 namespace kd {
 
-inline constexpr const char* kSchemaVersion = "1.8";  // 1.7: collective (L8); 1.1: host, python, arch, error.cause; 1.2: markers; 1.3: timing (L6), app.stop_resume;
-                                                      // 1.4: memory (L5), devices, device_index, peer (--device-index all, L7), app.model.format
-                                                      // 1.5: after_failure, requested.gtest_environment_ignored,
-                                                      //      requested.extensions, app.extensions (--extension)
-                                                      //      app.model.signature, output_list, device_assert,
-                                                      //      fault_injection slow-save, memory.range.host_memory_share,
-                                                      //      memory.range for the concurrency and processes axes,
-                                                      //      host.nvml (GPU health facts), device.pci_bus_id, GPU_UNHEALTHY (18)
-                                                      // 1.6: app.across_devices (L4 split over the GPUs of --device-index all)
-                                                      // 1.8: layers[].skip_kind, blocked_by and their tests' (not_applicable | blocked)
+// The report's schema_version (schema/report.schema.json); what each version added: CHANGELOG.md.
+inline constexpr const char* kSchemaVersion = "1.9";
 
 struct RunRecord {
   Options options;
@@ -34,8 +26,8 @@ struct RunRecord {
   WorkerEnd worker;
   double duration_ms = 0;
   double start_mono_ms = 0;  // CLOCK_MONOTONIC at the run's start: markers are placed relative to it
-  nlohmann::json host;                        // --host-check's result, null when not asked
-  std::string visible_devices_env = "unset";  // CUDA_VISIBLE_DEVICES: "unset", "empty" or "set" (for hints)
+  nlohmann::json host;                        // the machine around the GPU (machine/host_facts.h), with --host-check's
+  std::string visible_devices_env = "unset";  // CUDA_VISIBLE_DEVICES as machine::device_list_name says it (signatures)
   std::vector<std::string> gtest_environment;  // names of the GTEST_* variables the worker neutralized
 };
 

@@ -37,6 +37,11 @@ std::string verified(const json& r) {
 
 std::string suite_version(const json& r) { return or_unknown(report::read(r, report::runtime_suite_version)); }
 
+std::string injected_fault(const json& r) {
+  const auto fault = report::read(report::read(r, report::requested), report::requested_fault_injection);
+  return fault ? fmt::format("injected fault {}: test only, not a diagnosis", *fault) : "";
+}
+
 std::string target(const json& req) {
   if (report::read(req, report::requested_device) == "cpu") return "cpu";
   if (const json& list = report::read(req, report::requested_device_list); list.is_array()) {

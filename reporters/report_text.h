@@ -22,6 +22,10 @@ std::string verified(const nlohmann::json& report);
 // The suite's version the report names, "?" when it names none.
 std::string suite_version(const nlohmann::json& report);
 
+// "injected fault wrong-product: test only, not a diagnosis" when the run had a test-only --inject-fault, else "":
+// beside every verdict the reporters show (the terminal's verdict line, --quiet's, the Markdown summary).
+std::string injected_fault(const nlohmann::json& report);
+
 // "cuda:0", "cpu" or "every visible GPU": what was asked for.
 std::string target(const nlohmann::json& requested);
 

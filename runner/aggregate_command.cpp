@@ -70,40 +70,6 @@ std::optional<std::vector<std::string>> folder_reports(const std::string& folder
 
 }  // namespace
 
-AggregateParseResult parse_aggregate_command_line(const std::vector<std::string>& args) {
-  AggregateOptions o;
-  bool only_inputs = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    if (only_inputs || arg.rfind("-", 0) != 0 || arg == "-") {
-      o.inputs.push_back(arg);
-      continue;
-    }
-    if (arg == "--") {
-      only_inputs = true;
-    } else if (arg == "-h" || arg == "--help") {
-      return HelpRequested{};
-    } else if (const std::string name = arg.substr(0, arg.find('=')); name == "--output" || name == "--summary-md") {
-      std::optional<std::string>& target = name == "--output" ? o.output : o.summary_md;
-      if (target) return UsageError{fmt::format("aggregate: {} is given more than once: give it once", name)};
-      if (name != arg) {
-        target = arg.substr(name.size() + 1);
-      } else if (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) {
-        target = args[++i];
-      } else {
-        return UsageError{fmt::format("aggregate: {} needs a file name", name)};
-      }
-      if (target->empty()) return UsageError{fmt::format("aggregate: {} needs a file name", name)};
-    } else {
-      return UsageError{fmt::format("aggregate: unknown argument '{}' (see aggregate --help)", arg)};
-    }
-  }
-  if (o.inputs.empty()) return UsageError{"aggregate needs at least one report: a file or a folder of them"};
-  if (o.output && o.output == o.summary_md)
-    return UsageError{"aggregate: --output and --summary-md name the same file: give each its own new file"};
-  return o;
-}
-
 std::vector<ReportSource> load_report_sources(const std::vector<std::string>& inputs) {
   std::vector<ReportSource> sources;
   std::set<std::string> read;  // a file named twice (a folder and a glob) is read once
@@ -127,7 +93,7 @@ std::vector<ReportSource> load_report_sources(const std::vector<std::string>& in
 }
 
 int run_aggregate_command(const std::vector<std::string>& args) {
-  const AggregateParseResult parsed = parse_aggregate_command_line(args);
+  const ParseResult parsed = parse_aggregate_command_line(args);
   if (std::holds_alternative<HelpRequested>(parsed)) {
     std::fputs(aggregate_usage_text().c_str(), stdout);
     return 0;
@@ -137,7 +103,7 @@ int run_aggregate_command(const std::vector<std::string>& args) {
                  err->message.c_str());
     return exit_code(Code::UsageError);
   }
-  const auto& o = std::get<AggregateOptions>(parsed);
+  const Options& o = std::get<Options>(parsed);
   const int write_failed = exit_code(Code::OutputWriteFailed);
   // Like the diagnostic: an output that cannot be created is refused before anything is read.
   for (const auto* path : {&o.output, &o.summary_md})
@@ -146,7 +112,7 @@ int run_aggregate_command(const std::vector<std::string>& args) {
         std::fprintf(stderr, "kernodeck-diagnostic: OUTPUT_WRITE_FAILED: %s\n", why->c_str());
         return write_failed;
       }
-  const nlohmann::json aggregate = aggregate_reports(load_report_sources(o.inputs));
+  const nlohmann::json aggregate = aggregate_reports(load_report_sources(o.reports));
   std::string text = render_aggregate_terminal(aggregate);
   auto fail = [&](const std::string& why) {
     std::fputs(text.c_str(), stdout);
@@ -168,25 +134,6 @@ int run_aggregate_command(const std::vector<std::string>& args) {
   text.insert(text.rfind("\nAggregate: ") + 1, written);
   std::fputs(text.c_str(), stdout);
   return fleet::from_json(aggregate).exit_code;
-}
-
-std::string aggregate_usage_text() {
-  return R"(Usage: kernodeck-diagnostic aggregate REPORT|FOLDER... [--output FILE] [--summary-md FILE]
-
-Reads many machines' JSON reports (kernodeck-diagnostic --output) and prints one answer:
-machines per code, the failing machines with layer and stage, the versions seen, and every
-report that could not be counted (missing, unreadable, invalid, a duplicate), each named.
-A FOLDER stands for the *.json files directly in it. Never loads LibTorch.
-
-Options:
-  --output FILE         also write the aggregate as JSON to FILE, a new file
-  --summary-md FILE     also write it as Markdown to FILE, a new file
-  -h, --help            this text
-
-Exit codes: 0 every machine passed and every report was counted, 20 a machine failed,
-21 a report was missing, unreadable, invalid or a duplicate, 22 both, 2 usage error,
-12 an output file could not be written.
-)";
 }
 
 }  // namespace kd

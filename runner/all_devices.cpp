@@ -21,8 +21,7 @@ bool wants_peer_layer(const std::vector<std::string>& layers) {
   return layers.empty() || std::find(layers.begin(), layers.end(), "L7") != layers.end();
 }
 
-nlohmann::json check_all_devices(const Options& o, const std::function<nlohmann::json(const Options&)>& run_one,
-                                 const std::function<bool()>& stopped) {
+nlohmann::json check_all_devices(const Options& o, const RunOne& run_one, const std::function<bool()>& stopped) {
   Options each = o;
   each.all_devices = false;
   each.full = false;  // only the first GPU's worker has L8
@@ -32,25 +31,24 @@ nlohmann::json check_all_devices(const Options& o, const std::function<nlohmann:
   std::vector<int> indices = o.device_list;  // a list: these GPUs, in its order; else 0, 1, ... up to the visible count
   each.device_index = indices.empty() ? 0 : indices[0];
   Options first = each;
-  first.across_devices = true;  // the first GPU's worker also splits L4 over every GPU (suites/l4_across_devices.cpp)
   if (std::find(o.layers.begin(), o.layers.end(), "L8") != o.layers.end()) {
     first.layers.push_back("L8");  // this machine is one rank of the job: its first GPU joins the collective
     first.full = o.full;
   }
-  reports.push_back(run_one(first));
+  reports.push_back(run_one(first, true));  // the first GPU's worker also splits L4 over every GPU
   const int count = visible_device_count(reports[0]);
   if (o.device_list.empty())
     for (int i = 0; i < count; ++i) indices.push_back(i);
   for (size_t i = 1; i < indices.size() && count > 0 && !stopped(); ++i) {
     each.device_index = indices[i];  // an index past the visible ones is its own worker's verdict (7)
-    reports.push_back(run_one(each));
+    reports.push_back(run_one(each, false));
   }
   nlohmann::json peer;
   if (count >= 2 && wants_peer_layer(o.layers) && !stopped()) {
     Options p = each;
     p.device_index = indices[0];
     p.layers = {"L7"};
-    peer = run_one(p);
+    peer = run_one(p, false);
   }
   indices.resize(std::min(indices.size(), reports.size()));
   nlohmann::json merged = merge_device_reports(reports, peer, indices);

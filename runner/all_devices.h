@@ -21,9 +21,10 @@ std::vector<std::string> per_device_layers(const std::vector<std::string>& layer
 // Whether the peer layer runs: in the plain run, with --full, and when --layers names L7.
 bool wants_peer_layer(const std::vector<std::string>& layers);
 
-// run_one runs one worker with these options and returns its report; stopped() says the user
-// interrupted (no further GPU is started). Returns the merged report (reporters/device_merge.h).
-nlohmann::json check_all_devices(const Options& o, const std::function<nlohmann::json(const Options&)>& run_one,
-                                 const std::function<bool()>& stopped);
+// run_one runs one worker with these options and returns its report; splits_l4: it is GPU 0's, which also splits L4
+// over every GPU (suites/l4_across_devices.cpp). stopped() says the user interrupted (no further GPU is started).
+// Returns the merged report (reporters/device_merge.h).
+using RunOne = std::function<nlohmann::json(const Options& options, bool splits_l4)>;
+nlohmann::json check_all_devices(const Options& o, const RunOne& run_one, const std::function<bool()>& stopped);
 
 }  // namespace kd

@@ -15,7 +15,9 @@
 #include <sstream>
 #include <thread>
 
+#include "contract/events.h"
 #include "fixtures/app_contract_io.h"
+#include "fixtures/child_process.h"
 #include "fixtures/probe_loader.h"
 #include "verdict/app_contract.h"
 #include "verdict/resume_check.h"
@@ -26,9 +28,11 @@ namespace {
 volatile sig_atomic_t g_stop_requested = 0;
 void request_stop(int) { g_stop_requested = 1; }
 
-int fail(const std::string& what, int code = 1) {
-  std::fprintf(stderr, "kd-batch-job: %s\n", what.c_str());
-  return code;
+// Says what failed (its verdict code and why), and exits with `exit` (the step reads the events, the exit says how
+// it ended: kBatchJobStopped is a clean stop, not a failure).
+int fail(Code code, const std::string& what, int exit = 1) {
+  events::emit(events::JobFailed{std::string(name(code)), what});
+  return exit;
 }
 
 bool write_all(int fd, const char* p, size_t n) {
@@ -118,59 +122,62 @@ void warm_up(const kd_probe_table& probe, const Options& options) {
 
 }  // namespace
 
-int run_batch_job(const Options& options) {
-  if (auto why = not_a_job_folder(*options.batch_job))
-    return fail("the batch job is internal (L4's stop/resume step starts it): the folder is " + *why, 2);
+int run_batch_job(const Plan& plan) {
+  speak_as_job();
+  const Options& options = plan.options;
+  if (auto why = not_a_job_folder(plan.role.job_folder))
+    return fail(Code::UsageError, "the batch job is internal (L4's stop/resume step starts it): the folder is " + *why, 2);
   struct sigaction sa {};
   sa.sa_handler = request_stop;
   sa.sa_flags = SA_RESTART;
   ::sigaction(SIGTERM, &sa, nullptr);
 
   const ProbeLoad probe = load_probe(default_probe_path());
-  if (!probe.probe) return fail(probe.message, 3);
+  if (!probe.probe) return fail(probe.code, probe.message, 3);
   // Started ahead (when L4 begins), as a scheduler has a job's next start ready: warmed up when the step says
   // so, and everything the folder holds read only once it says go, after the run before this one has ended.
-  if (options.batch_job_standby) {
+  if (plan.role.standby) {
     std::optional<char> word = word_given();
     if (word == 'w') {
       if (!options.cpu_mode()) warm_up(*probe.probe, options);  // the CPU has no context to make
       word = word_given();
     }
-    if (!word) return fail("not started: L4's stop/resume step ended before it needed this job", kBatchJobStopped);
+    if (!word) return kBatchJobStopped;  // L4's stop/resume step ended before it needed this run: nothing to say
   }
 
-  const BatchJobFolder folder{*options.batch_job};
+  const BatchJobFolder folder{plan.role.job_folder};
   resume::Checkpoint cp;
   if (std::ifstream in(folder.checkpoint()); in) {
     std::stringstream text;
     text << in.rdbuf();
     const auto parsed = resume::parse_checkpoint(text.str());
-    if (!parsed) return fail("the checkpoint is unreadable");
+    if (!parsed) return fail(Code::RuntimeError, "the checkpoint is unreadable");
     cp = *parsed;
   }
 
   const int fd = ::open(folder.records().c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0 || ::ftruncate(fd, cp.bytes) != 0 || ::lseek(fd, cp.bytes, SEEK_SET) != cp.bytes)
-    return fail("cannot open the records at the checkpoint");
+    return fail(Code::RuntimeError, "cannot open the records at the checkpoint");
   auto out = std::make_unique<kd_app_embed_out>();
   for (int batch = cp.batches_done; batch < resume::kItems / resume::kBatchSize; ++batch) {
     const kd_app_embed_in in = batch_input(options, batch);
     const kd_status s = probe.probe->app_embeddings(&in, out.get());
-    if (s.kind != KD_OK) return fail(s.message, 9);
+    if (s.kind != KD_OK) return fail(s.kind == KD_ERR_OUT_OF_MEMORY ? Code::OutOfMemory : Code::RuntimeError, s.message, 9);
     const app::Embeddings e = app::embeddings_from_probe(in, *out, resume::kDim);
-    if (const auto v = app::check_embeddings(e, app::Tolerance{})) return fail("batch contract: " + v->rule, 14);
+    if (const auto v = app::check_embeddings(e, app::Tolerance{})) return fail(Code::AppCheckFailed, "batch contract: " + v->rule, 14);
     std::string records;
     for (int i = 0; i < out->count; ++i) {
       double sum = 0;  // the record's value: the sum of the id's vector as the device computed it
       for (int d = 0; d < out->dim; ++d) sum += out->device[i * out->dim + d];
       records += resume::record_line(out->ids[i], batch, sum);
     }
-    if (!write_in_pieces(fd, records)) return fail("cannot write the records");
+    if (!write_in_pieces(fd, records)) return fail(Code::RuntimeError, "cannot write the records");
     cp = {batch + 1, cp.records + out->count, cp.bytes + static_cast<int64_t>(records.size())};
-    if (!commit(folder, cp)) return fail("cannot commit the checkpoint");
+    if (!commit(folder, cp)) return fail(Code::RuntimeError, "cannot commit the checkpoint");
     if (g_stop_requested && cp.batches_done < resume::kItems / resume::kBatchSize) return kBatchJobStopped;
   }
   ::close(fd);
+  events::emit(events::JobDone{});
   return 0;
 }
 

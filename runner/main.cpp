@@ -1,8 +1,8 @@
-// kernodeck-diagnostic: one entry point for users, ctest and --gtest_filter alike.
-// Without --kd-plan this process supervises. With it, the run plan's file says what this process is:
-// the worker (its event fd), L4's batch job, one shard of L4 across devices, L5's range job, or the CPU
-// re-run of a model; with --kd-nvml-facts, the NVML child; `aggregate` reads many machines' reports. Every one
-// loads the heavy part first (L4 to L8, `aggregate`: runner/heavy_part.h).
+// kernodeck-diagnostic and kernodeck-diagnostic-full: one entry point for users, ctest and --gtest_filter alike, and
+// for every process they start. main() works out what this process is (contract/run_plan.h: the supervisor, the
+// NVML child, or a planned role: the worker or a job a step starts) and switches on it.
+// Compiled once per program: kernodeck-diagnostic-full (KD_FULL_PROGRAM) also holds L4-L8 and `aggregate`, and is
+// the jobs L4's and L5's steps start; kernodeck-diagnostic hands what needs them over to it (fixtures/full_program.h).
 #include <unistd.h>
 
 #include <chrono>
@@ -14,13 +14,21 @@
 
 #include "contract/events.h"
 #include "contract/run_plan.h"
-#include "fixtures/layer_test.h"
+#include "fixtures/full_program.h"
 #include "fixtures/nvml_facts.h"
-#include "runner/heavy_part.h"
+#include "fixtures/worker_context.h"
 #include "runner/supervisor.h"
 #include "runner/version.h"
 #include "runner/worker.h"
+#include "suites/layers.h"
 #include "verdict/codes.h"
+#ifdef KD_FULL_PROGRAM
+#include "runner/aggregate_command.h"
+#include "runner/batch_job.h"
+#include "runner/model_rerun.h"
+#include "runner/range_job.h"
+#include "runner/shard_job.h"
+#endif
 
 namespace {
 
@@ -50,24 +58,59 @@ constexpr bool kSanitized = false;
 [[noreturn]] void end_worker(const kd::Options& options, int rc) {
   if (!kSanitized) {
     std::fflush(nullptr);
-    kd::events::emit(kd::events::Exit{rc});
+    const std::string& mode = kd::worker_context().compute_mode;
+    kd::events::emit(kd::events::Exit{rc, mode.empty() ? std::nullopt : std::optional<std::string>(mode)});
   }
   if (options.fault == "slow-exit") std::this_thread::sleep_for(std::chrono::seconds(3));
   end_after_job(rc);
+}
+
+// Whether a run of these options may need a layer this program does not hold: one named by --layers (or --full),
+// or any test a filter may select; the plain run and --layers L1-L3 never do.
+bool may_need_more(const kd::Options& options) {
+  if (options.has_gtest_flag("filter")) return true;
+  for (const kd::LayerDef& l : kd::layers())
+    for (const kd::StepDef& s : l.steps)
+      if (!s.fn && std::find(options.layers.begin(), options.layers.end(), l.id) != options.layers.end()) return true;
+  return false;
+}
+
+// A planned process: the worker, or a job that a step of L4 or L5 started (those are kernodeck-diagnostic-full's).
+int run_planned(const kd::Plan& plan, const char* argv0) {
+  switch (plan.role.kind) {
+    case kd::ProcessRole::Worker:
+      end_worker(plan.options, kd::run_worker(plan.options, plan.role, argv0, kd::events::fd_sink(plan.role.event_fd)));
+#ifdef KD_FULL_PROGRAM
+    case kd::ProcessRole::BatchJob: end_after_job(kd::run_batch_job(plan));    // L4's stop/resume step
+    case kd::ProcessRole::ShardJob: end_after_job(kd::run_shard_job(plan));    // L4 across devices
+    case kd::ProcessRole::RangeJob: end_after_job(kd::run_range_job(plan));    // L5's processes axis
+    case kd::ProcessRole::ModelRerun: end_after_job(kd::run_model_rerun(plan));  // L4.model_run after a device-side assert
+#endif
+    default:
+      std::fprintf(stderr, "kernodeck-diagnostic: this program runs no job of L4 to L8: %s does\n", kd::kFullProgram);
+      return kd::exit_code(kd::Code::SuiteIncomplete);
+  }
+}
+
+int aggregate(char** argv, const std::vector<std::string>& args) {
+#ifdef KD_FULL_PROGRAM
+  (void)argv;
+  return kd::run_aggregate_command(args);
+#else
+  (void)args;
+  kd::hand_over_to_full_program(argv);  // returns only when it cannot
+  std::fprintf(stderr, "kernodeck-diagnostic: SUITE_INCOMPLETE (exit 19): aggregate: %s\n",
+               kd::full_program_problem().c_str());
+  return kd::exit_code(kd::Code::SuiteIncomplete);
+#endif
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  kd::heavy::load();  // before anything reads the layers
-  const kd::heavy::Part* heavy = kd::heavy::part();
-  if (!args.empty() && args[0] == "aggregate") {
-    if (heavy) return heavy->aggregate_command({args.begin() + 1, args.end()});
-    std::fprintf(stderr, "kernodeck-diagnostic: usage error: aggregate: %s\n", kd::heavy::absent_reason().c_str());
-    return kd::exit_code(kd::Code::UsageError);
-  }
-  const kd::ParseResult parsed = kd::parse_command_line(args, kd::known_layer_ids());
+  if (!args.empty() && args[0] == "aggregate") return aggregate(argv, {args.begin() + 1, args.end()});
+  const kd::ParseResult parsed = kd::parse_command_line(args, kd::layer_ids(kd::layers()));
   if (std::holds_alternative<kd::HelpRequested>(parsed)) {
     std::fputs(kd::usage_text().c_str(), stdout);
     return 0;
@@ -77,33 +120,27 @@ int main(int argc, char** argv) {
                  err->message.c_str());
     return kd::exit_code(kd::Code::UsageError);
   }
-  kd::Options options = std::get<kd::Options>(parsed);
-  if (options.plan) {  // started by this tool: the plan replaces the command line
-    auto planned = kd::read_plan(*options.plan);
-    if (const auto* why = std::get_if<std::string>(&planned)) {
-      std::fprintf(stderr, "kernodeck-diagnostic: usage error: --kd-plan is internal (this tool starts its own "
-                   "processes with it): %s\n", why->c_str());
-      return kd::exit_code(kd::Code::UsageError);
-    }
-    options = std::get<kd::Options>(std::move(planned));
-  }
+  const kd::Options& options = std::get<kd::Options>(parsed);
   if (options.version) {
     std::fputs(kd::version_text().c_str(), stdout);
     return 0;
   }
   if (options.nvml_facts) return kd::print_nvml_facts();  // started by the host check and L2's health test
-  // The heavy part's jobs, started by its own steps (so it is there; a part removed meanwhile is a failed worker).
-  if (options.batch_job || options.cpu_rerun || options.range_job_share || options.shard_job) {
-    if (!heavy) {
-      std::fprintf(stderr, "kernodeck-diagnostic: %s\n", kd::heavy::absent_reason().c_str());
-      return kd::exit_code(kd::Code::WorkerFailed);
-    }
-    if (options.batch_job) end_after_job(heavy->batch_job(options));  // started by L4's stop/resume step
-    if (options.cpu_rerun) end_after_job(heavy->model_rerun(options));  // started by L4.model_run after a device-side assert
-    if (options.range_job_share) end_after_job(heavy->range_job(options));  // started by L5's processes axis
-    end_after_job(heavy->shard_job(options));  // started by L4 across devices
+  if (options.list_stages) {  // asked by CTest's conformance tests (ctest/conformance_tests.cmake)
+    for (const kd::LayerDef& l : kd::layers())
+      for (const kd::StepDef& s : l.steps) std::printf("%s\n", s.stage.c_str());
+    return 0;
   }
-  if (options.worker_fd >= 0) end_worker(options, kd::run_worker(options, argv[0], kd::events::fd_sink(options.worker_fd)));
-  if (options.has_gtest_flag("list_tests")) return kd::run_worker(options, argv[0], nullptr);  // lists, runs nothing
+  if (options.plan) {  // started by this tool: its plan says what this process is
+    const auto plan = kd::read_plan(*options.plan);
+    if (const auto* why = std::get_if<std::string>(&plan)) {
+      std::fprintf(stderr, "kernodeck-diagnostic: usage error: --kd-plan is internal (this tool starts its own "
+                   "processes with it): %s\n", why->c_str());
+      return kd::exit_code(kd::Code::UsageError);
+    }
+    return run_planned(std::get<kd::Plan>(plan), argv[0]);
+  }
+  if (options.has_gtest_flag("list_tests")) return kd::run_worker(options, {}, argv[0], nullptr);  // lists, runs nothing
+  if (!kd::holds_every_layer() && may_need_more(options)) kd::hand_over_to_full_program(argv);  // returns if it cannot
   return kd::supervise(options, kd::self_executable());
 }

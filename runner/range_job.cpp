@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "contract/events.h"
 #include "contract/report_parts.h"
+#include "fixtures/child_process.h"
 #include "fixtures/embeddings_input.h"
 #include "fixtures/probe_loader.h"
 #include "verdict/performance.h"
@@ -21,11 +21,6 @@ using nlohmann::json;
 
 constexpr int kWarmRuns = 3;
 constexpr int64_t kBatch = 8, kMaxLength = 64;  // the fixed L4 workload, as on the concurrency axis
-
-void say(const json& line) {
-  std::printf("%s\n", line.dump().c_str());
-  std::fflush(stdout);
-}
 
 // The process' peak resident memory (VmHWM), in bytes; 0 when the kernel does not say.
 uint64_t rss_peak_bytes() {
@@ -41,7 +36,9 @@ uint64_t rss_peak_bytes() {
 
 }  // namespace
 
-int run_range_job(const Options& options) {
+int run_range_job(const Plan& plan) {
+  speak_as_job();
+  const Options& options = plan.options;
   const auto t0 = std::chrono::steady_clock::now();
   // The record the step copies into the report's point (its process and exit are the step's to add).
   json result;
@@ -55,24 +52,20 @@ int run_range_job(const Options& options) {
   auto finish = [&](int code) {
     report::put(&result, report::process_seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     report::put(&result, report::process_rss_peak_bytes, rss_peak_bytes());
-    say(result);
+    events::emit(events::ProcessRecord{result});
     return code;
   };
   auto failed = [&](const std::string& note, int code) {
     report::put(&result, report::process_note, note);
     return finish(code);
   };
-  auto phase = [](const char* name) {  // a line of progress: the phase it is in now
-    json line;
-    report::put(&line, report::process_phase, name);
-    say(line);
-  };
+  auto phase = [](const char* name) { events::stage(name); };  // progress: the phase it is in now
   phase("load");
   const bool gpu = !options.cpu_mode();
   const ProbeLoad probe = load_probe(default_probe_path());
   if (!probe.probe) return failed(probe.message, 1);
   if (gpu) {
-    const kd_status s = probe.probe->range_memory_fraction(options.device_index, *options.range_job_share);
+    const kd_status s = probe.probe->range_memory_fraction(options.device_index, plan.role.allocator_share);
     if (s.kind != KD_OK) return failed(s.message, s.kind == KD_ERR_OUT_OF_MEMORY ? 9 : 1);
   }
   phase("workload");

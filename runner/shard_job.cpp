@@ -1,15 +1,13 @@
 #include "shard_job.h"
 
-#include <charconv>
 #include <cstdio>
 #include <memory>
-#include <sstream>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "contract/events.h"
 #include "fixtures/app_contract_io.h"
 #include "fixtures/batch_rows.h"
+#include "fixtures/child_process.h"
 #include "fixtures/embeddings_input.h"
 #include "fixtures/model_format.h"
 #include "fixtures/probe_loader.h"
@@ -17,39 +15,27 @@
 namespace kd {
 namespace {
 
-using nlohmann::json;
-
-int say(const json& line, int code) {
-  std::printf("%s\n", line.dump().c_str());
-  std::fflush(stdout);
-  return code;
+int failed(Code code, const std::string& why) {
+  events::emit(events::JobFailed{std::string(name(code)), why});
+  return code == Code::OutOfMemory ? 9 : 1;
 }
 
-int failed(const kd_status& s) {
-  const bool oom = s.kind == KD_ERR_OUT_OF_MEMORY;
-  return say({{"error", s.message}, {"out_of_memory", oom}}, oom ? 9 : 1);
-}
+int failed(const kd_status& s) { return failed(s.kind == KD_ERR_OUT_OF_MEMORY ? Code::OutOfMemory : Code::RuntimeError, s.message); }
 
-std::vector<int64_t> wanted_ids(const std::string& list) {
-  std::vector<int64_t> ids;
-  std::stringstream wanted(list);
-  for (std::string text; std::getline(wanted, text, ',');) {
-    int64_t id = -1;  // digits only (the command line checked), but perhaps too many for an int64: no match
-    std::from_chars(text.data(), text.data() + text.size(), id);
-    ids.push_back(id);
-  }
-  return ids;
+int done(std::vector<int64_t> ids, std::vector<std::vector<double>> rows) {
+  events::emit(events::ShardRows{std::move(ids), std::move(rows)});
+  return 0;
 }
 
 // --model's shard: these rows of every input (made whole, then taken, as in the whole run), its outputs' rows.
 int model_shard(const Options& options, const kd_probe_table& probe, const std::vector<int64_t>& rows) {
   const auto spec = app::read_model_spec(*options.input);
-  if (const auto* why = std::get_if<std::string>(&spec)) return say({{"error", "--input: " + *why}, {"out_of_memory", false}}, 1);
+  if (const auto* why = std::get_if<std::string>(&spec)) return failed(Code::RuntimeError, "--input: " + *why);
   const app::ModelSpec& ms = std::get<app::ModelSpec>(spec);
   const auto batch = app::input_batch(ms);
-  if (const auto* why = std::get_if<std::string>(&batch)) return say({{"error", *why}, {"out_of_memory", false}}, 1);
+  if (const auto* why = std::get_if<std::string>(&batch)) return failed(Code::RuntimeError, *why);
   for (int64_t r : rows)
-    if (r < 0 || r >= std::get<int64_t>(batch)) return say({{"error", "a row outside the batch"}, {"out_of_memory", false}}, 1);
+    if (r < 0 || r >= std::get<int64_t>(batch)) return failed(Code::RuntimeError, "a row outside the batch");
   for (const auto& e : options.extensions) {  // the custom operators the model needs, as in the whole run
     kd_extension_out loaded{};
     const kd_status es = probe.extension_load(e.c_str(), &loaded);
@@ -76,23 +62,25 @@ int model_shard(const Options& options, const kd_probe_table& probe, const std::
       [](void*, const char*) {}, &outputs, desc, sizeof desc);
   if (s.kind != KD_OK) return failed(s);
   const auto got = app::output_rows(outputs, static_cast<int64_t>(rows.size()));
-  if (const auto* why = std::get_if<std::string>(&got)) return say({{"error", *why}, {"out_of_memory", false}}, 1);
-  return say({{"ids", rows}, {"rows", std::get<std::vector<std::vector<double>>>(got)}, {"error", nullptr}}, 0);
+  if (const auto* why = std::get_if<std::string>(&got)) return failed(Code::RuntimeError, *why);
+  return done(rows, std::get<std::vector<std::vector<double>>>(got));
 }
 
 }  // namespace
 
-int run_shard_job(const Options& options) {
+int run_shard_job(const Plan& plan) {
+  speak_as_job();
+  const Options& options = plan.options;
   const bool gpu = !options.cpu_mode();
   const ProbeLoad probe = load_probe(default_probe_path());
-  if (!probe.probe) return say({{"error", probe.message}, {"out_of_memory", false}}, 1);
+  if (!probe.probe) return failed(probe.code, probe.message);
   if (options.fault == "oom") {  // TEST ONLY: a real allocation this device cannot satisfy (1 PiB)
     kd_status s = probe.probe->tiny_inputs(gpu, options.device_index, KD_FAULT_OUT_OF_MEMORY);
     float product[4];
     if (s.kind == KD_OK) s = probe.probe->tiny_product(product);
     if (s.kind != KD_OK) return failed(s);
   }
-  const std::vector<int64_t> wanted = wanted_ids(*options.shard_job);
+  const std::vector<int64_t>& wanted = plan.role.shard_ids;
   if (options.model) return model_shard(options, *probe.probe, wanted);
   // This shard's entries of the L4 set, in the set's order.
   const kd_app_embed_in set = embeddings_input(gpu, options.device_index);
@@ -105,17 +93,18 @@ int run_shard_job(const Options& options) {
         in.lengths[in.count++] = set.lengths[i];
       }
   }
-  json ids = json::array(), rows = json::array();
+  std::vector<int64_t> ids;
+  std::vector<std::vector<double>> rows;
   if (in.count > 0) {  // more GPUs than inputs: a shard may have nothing to do
     auto out = std::make_unique<kd_app_embed_out>();
     const kd_status s = probe.probe->app_embeddings(&in, out.get());
     if (s.kind != KD_OK) return failed(s);
     for (int r = 0; r < out->count; ++r) {
       ids.push_back(out->ids[r]);
-      rows.push_back(std::vector<double>(out->device + r * out->dim, out->device + (r + 1) * out->dim));
+      rows.emplace_back(out->device + r * out->dim, out->device + (r + 1) * out->dim);
     }
   }
-  return say({{"ids", ids}, {"rows", rows}, {"error", nullptr}}, 0);
+  return done(std::move(ids), std::move(rows));
 }
 
 }  // namespace kd

@@ -28,9 +28,12 @@
 #include "contract/report_fields.h"
 #include "contract/run_plan.h"
 #include "host_check.h"
+#include "machine/environment.h"
+#include "machine/host_facts.h"
 #include "run_scratch.h"
-#include "runner/heavy_part.h"
+#include "fixtures/app_contract_io.h"
 #include "fixtures/layer_test.h"
+#include "suites/layers.h"
 #include "process/run_process.h"
 #include "process/spawn.h"
 #include "process/wait.h"
@@ -82,7 +85,7 @@ std::vector<std::string> gtest_environment_names() {
 
 std::vector<LayerInfo> layer_infos() {
   std::vector<LayerInfo> v;
-  for (const auto& l : layers_in_order()) v.push_back({l.id, l.suite, l.title});
+  for (const auto& l : layers()) v.push_back({l.id, l.suite, l.title});
   return v;
 }
 
@@ -99,16 +102,16 @@ bool reap(pid_t pid, Clock::duration limit, WorkerEnd* w) {
 
 // Runs the worker as a child process; fills events and how it ended. live (may be null) sees each event as it comes.
 // The worker reads its options from the run plan at plan_path (contract/run_plan.h), written here.
-void run_child(const Options& o, const std::string& exe, const std::string& plan_path, RunRecord* run, LiveLayers* live) {
+void run_child(const Options& o, Role role, const std::string& exe, const std::string& plan_path, RunRecord* run,
+               LiveLayers* live) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     run->worker.exited = true;
     run->worker.exit_status = 127;
     return;
   }
-  Options plan = o;
-  plan.worker_fd = fds[1];
-  if (write_plan(plan, plan_path)) {
+  role.event_fd = fds[1];
+  if (write_plan({role, o}, plan_path)) {
     ::close(fds[0]);
     ::close(fds[1]);
     run->worker.exited = true;
@@ -136,6 +139,7 @@ void run_child(const Options& o, const std::string& exe, const std::string& plan
 
   events::LineCollector lines;
   bool eof = false, verdict_in = false, exit_told = false;
+  bool wait_release = o.wait_for_gpu_release;  // or the worker's GPU is not in the default compute mode
   char buf[8192];
   while (!eof && !exit_told) {
     if (g_stop_signal) {
@@ -155,11 +159,14 @@ void run_child(const Options& o, const std::string& exe, const std::string& plan
         const events::Event& ev = lines.events()[e];
         verdict_in = verdict_in || std::holds_alternative<events::End>(ev);
         // After its verdict the worker says it ends: what is left is the kernel's teardown of its memory and
-        // GPU context, not waited for (contract/event_types.h). Should it linger, die_with_parent ends it.
+        // GPU context, not waited for (contract/event_types.h). Should it linger, die_with_parent ends it. A GPU
+        // in another compute mode than default (or --wait-for-gpu-release) is waited for: the job started next would
+        // find it still taken.
         if (const auto* x = std::get_if<events::Exit>(&ev); x && verdict_in) {
           run->worker.exited = true;
           run->worker.exit_status = static_cast<int>(x->status);
           exit_told = true;
+          wait_release = wait_release || (x->compute_mode && *x->compute_mode != "default");
         }
         if (live) live->on_event(ev);
       }
@@ -182,6 +189,15 @@ void run_child(const Options& o, const std::string& exe, const std::string& plan
                                    [](const events::Event& e) { return std::holds_alternative<events::Exit>(e); }),
                     run->events.end());
   run->malformed_events = lines.malformed();
+  if (exit_told && wait_release) {  // until the worker is gone: its descriptors closed, its GPU context released
+    const WorkerEnd told = run->worker;
+    if (!reap(pid, std::max(deadline - Clock::now(), Clock::duration::zero()), &run->worker)) {
+      kill_group(pid);  // stuck in its teardown past the grace: ended as a timeout would end it
+      reap(pid, std::chrono::seconds(1), &run->worker);
+    }
+    run->worker = told;  // the worker's own word on how it ended: the wait only frees the GPU
+    return;
+  }
   if (exit_told) return;
 
   const bool has_verdict = !run->events.empty() && std::holds_alternative<events::End>(run->events.back());
@@ -197,7 +213,7 @@ void run_child(const Options& o, const std::string& exe, const std::string& plan
 // --in-process: the worker runs on a thread of this process, so that a stop signal still ends the run at
 // once with a verdict. A test that does not return cannot be stopped, only left: returns false then, and
 // the caller must end the process without returning into a runtime that the thread still uses.
-bool run_in_process(const Options& o, const std::string& exe, RunRecord* run) {
+bool run_in_process(const Options& o, const Role& role, const std::string& exe, RunRecord* run) {
   struct Shared {
     std::mutex m;
     std::vector<std::string> lines;
@@ -205,8 +221,8 @@ bool run_in_process(const Options& o, const std::string& exe, RunRecord* run) {
     int rc = 0;
   };
   auto shared = std::make_shared<Shared>();
-  std::thread([shared, o, exe] {
-    const int rc = run_worker(o, exe.c_str(), [shared](const std::string& l) {
+  std::thread([shared, o, role, exe] {
+    const int rc = run_worker(o, role, exe.c_str(), [shared](const std::string& l) {
       std::lock_guard<std::mutex> g(shared->m);
       shared->lines.push_back(l);
     });
@@ -329,27 +345,28 @@ int supervise(const Options& o, const std::string& exe) {
   std::optional<app::SpecFiles> spec_files;  // read once, here: the worker reads a private copy
   nlohmann::json spec_json;                  // the bundle's copy
   if (o.input) {  // a spec that cannot be read or parsed is a usage error: nothing runs
-    std::variant<app::SpecFiles, std::string> files = heavy::absent_reason();
-    if (heavy::part()) files = heavy::part()->read_checked_spec(*o.input);
+    const std::variant<app::SpecFiles, std::string> files = app::read_checked_spec(*o.input);
     if (const auto* why = std::get_if<std::string>(&files)) {
       std::fprintf(stderr, "kernodeck-diagnostic: usage error: --input: %s\n", why->c_str());
       return exit_code(Code::UsageError);
     }
-    spec_files = std::get<0>(std::move(files));
+    spec_files = std::get<0>(files);
     spec_json = nlohmann::json::parse(spec_files->spec, nullptr, false);
   }
   RunScratch scratch;  // before any thread: it sets TMPDIR for the worker
   if (auto why = scratch.open(spec_files)) {
-    std::fprintf(stderr, "kernodeck-diagnostic: OUTPUT_WRITE_FAILED (exit 12): the run's scratch folder: %s\n"
-                 "  next: set TMPDIR to a writable folder\n", why->c_str());
-    return exit_code(Code::OutputWriteFailed);
+    // Nothing the user asked to save failed (that is 12): this machine lets no run keep a file anywhere.
+    std::fprintf(stderr, "kernodeck-diagnostic: WORKER_FAILED (exit 11): the run's scratch folder: %s\n"
+                 "  next: make TMPDIR (or /tmp) a writable folder\n", why->c_str());
+    return exit_code(Code::WorkerFailed);
   }
   RunRecord base;
   base.start_mono_ms = events::monotonic_ms();
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");  // its value never leaves this process
-  base.visible_devices_env = !visible ? "unset" : *visible ? "set" : "empty";
+  // Its value never leaves this process: only what it is (machine/environment.h).
+  base.visible_devices_env = machine::device_list_name(machine::check_device_list(std::getenv("CUDA_VISIBLE_DEVICES")));
   base.gtest_environment = gtest_environment_names();
   std::future<nlohmann::json> host = o.host_check ? start_host_check() : std::future<nlohmann::json>();
+  machine::add_host_facts(&base.host, scratch.made());  // always: no other process, about 0.2 ms
   base.run_id = random_run_id();
   base.started_at = utc_now();
   const auto start = Clock::now();
@@ -378,24 +395,26 @@ int supervise(const Options& o, const std::string& exe) {
   bool worker_left_running = false;  // --in-process, interrupted: its thread is still in a test
   int plans = 0;                     // one run plan per worker
   // One worker and its report. --device-index all calls it once per GPU (runner/all_devices.h).
-  auto run_one = [&](const Options& options) {
+  auto run_one = [&](const Options& options, bool splits_l4) {
     RunRecord run = base;
     run.options = options;
     Options worker_options = options;
-    worker_options.run_id = run.run_id;  // the worker's markers carry it
     if (scratch.input_copy()) worker_options.input = scratch.input_copy();
+    Role role;
+    role.run_id = run.run_id;  // the worker's markers carry it
+    role.across_devices = splits_l4;
     const auto run_start = Clock::now();
     if (options.in_process) {
-      worker_left_running = !run_in_process(worker_options, exe, &run);
+      worker_left_running = !run_in_process(worker_options, role, exe, &run);
     } else {
-      run_child(worker_options, exe, fmt::format("{}/plan-{}.json", scratch.path(), ++plans), &run, live.get());
+      run_child(worker_options, role, exe, fmt::format("{}/plan-{}.json", scratch.path(), ++plans), &run, live.get());
     }
-    if (host.valid()) base.host = host.get();  // at most 3 s from its start, which overlapped the first worker
+    if (host.valid()) base.host.update(host.get());  // at most 3 s from its start, which overlapped the first worker
     run.host = base.host;
     run.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - run_start).count();
     return build_report(run, layer_infos());
   };
-  nlohmann::json report = o.all_devices ? check_all_devices(o, run_one, [] { return g_stop_signal != 0; }) : run_one(o);
+  nlohmann::json report = o.all_devices ? check_all_devices(o, run_one, [] { return g_stop_signal != 0; }) : run_one(o, false);
   report::put(&report, report::duration_ms, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
   const std::sig_atomic_t signal_before_save = g_stop_signal;
 

@@ -3,10 +3,11 @@
 #pragma once
 #include "contract/events.h"
 #include "contract/options.h"
+#include "contract/run_plan.h"
 
 namespace kd {
 
 // Runs the selected tests; events go to sink (none: events are dropped, e.g. for --gtest_list_tests).
-int run_worker(const Options& options, const char* argv0, events::Sink sink);
+int run_worker(const Options& options, const Role& role, const char* argv0, events::Sink sink);
 
 }  // namespace kd

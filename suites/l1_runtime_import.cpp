@@ -8,11 +8,12 @@
 
 #include "contract/report_parts.h"
 #include "fixtures/layer_test.h"
+#include "suites/steps.h"
 #include "fixtures/probe_loader.h"
 #include "fixtures/suite_build.h"
 #include "contract/events.h"
 #include "process/run_process.h"
-#include "runner/heavy_part.h"
+#include "fixtures/full_program.h"
 
 #ifndef KD_VERSION
 #define KD_VERSION "unknown"
@@ -66,9 +67,8 @@ std::string public_version(const std::string& v) { return v.substr(0, v.find('+'
 
 }  // namespace
 
-KD_LAYER(1, L1_RuntimeImport, "runtime & import", true);
 
-KD_STEP(1, L1_RuntimeImport, RuntimeFacts, "L1.runtime") {
+Outcome l1_runtime_facts(WorkerContext& ctx) {
   utsname u{};
   if (::uname(&u) != 0) return Outcome::fail(Code::RuntimeError, "uname() failed: the runtime cannot be identified");
   ctx.fact(report::runtime_os_family, u.sysname[0] == 'L' ? "linux" : u.sysname);
@@ -82,7 +82,7 @@ KD_STEP(1, L1_RuntimeImport, RuntimeFacts, "L1.runtime") {
 }
 
 // Needs the runtime facts: every report then says what it ran on, a run of one later layer too.
-KD_STEP(1, L1_RuntimeImport, LibTorchLoads, "L1.import", "L1.runtime") {
+Outcome l1_libtorch_loads(WorkerContext& ctx) {
   const ProbeLoad load = load_probe(default_probe_path());
   if (!load.probe) {
     ctx.fact(report::pytorch_loaded, false);
@@ -100,11 +100,18 @@ KD_STEP(1, L1_RuntimeImport, LibTorchLoads, "L1.import", "L1.runtime") {
   ctx.fact(report::pytorch_hip_compiled, report::unless_empty(info.hip_compiled));
   ctx.fact(report::pytorch_backend, info.backend);
   ctx.fact(report::pytorch_source, info.source);
-  // L4 to L8 are in the diagnostic's heavy part and use the probe's, libraries of their own: one missing or
-  // refused is this step's failure (the suite's build cannot load), never a later layer's runtime error.
+  // The suite's own parts for the layers this run selects: kernodeck-diagnostic-full holds L4-L8's steps (this
+  // program hands it such runs, fixtures/full_program.h), libkd_probe_heavy.so their LibTorch code. One that is not
+  // built, or is of another build, is this step's failure: the suite cannot run what was asked (never a verdict on
+  // the machine's LibTorch, and never a later layer's runtime error).
+  if (const std::vector<std::string> missing = selected_layers_not_here(); !missing.empty()) {
+    const std::string why = full_program_problem();
+    return Outcome::fail(Code::SuiteIncomplete,
+                         fmt::format("layers {} are selected and this program does not hold them: {}", fmt::join(missing, ", "),
+                                     why.empty() ? std::string(kFullProgram) + " holds them" : why));
+  }
   for (const char* id : {"L4", "L5", "L6", "L7", "L8"}) {
     if (!layer_will_run(id)) continue;
-    if (!heavy::part()) return Outcome::fail(Code::TorchImportFailed, heavy::absent_reason());
     const kd_status heavy = load.probe->heavy_part();
     if (heavy.kind == KD_ERR_INCOMPLETE)  // the suite's gap: nothing is wrong with this LibTorch
       return Outcome::fail(Code::SuiteIncomplete, suite::incomplete(heavy.message, "kd_probe_heavy"));
@@ -118,7 +125,7 @@ KD_STEP(1, L1_RuntimeImport, LibTorchLoads, "L1.import", "L1.runtime") {
 
 namespace kd {
 
-KD_STEP(1, L1_RuntimeImport, PythonTorch, "L1.python") {
+Outcome l1_python_torch(WorkerContext& ctx) {
   if (!ctx.options.python) return Outcome::not_applicable("no --python interpreter given");
   const std::string exe = find_executable(*ctx.options.python);
   // Same process group as the worker: the supervisor's timeout ends the interpreter too.

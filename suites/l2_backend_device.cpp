@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include "fixtures/layer_test.h"
+#include "fixtures/nvml_facts.h"
+#include "suites/steps.h"
 #include "fixtures/target_gpu.h"
+#include "machine/loaded_libcuda.h"
 #include "probe/build_settings.h"
 #include "contract/events.h"
 #include "contract/report_parts.h"
@@ -20,11 +23,16 @@ std::vector<std::string> split_list(const std::string& s) {
   }
   return out;
 }
+
+std::string info_backend(const WorkerContext& ctx) {
+  kd_torch_info info{};
+  ctx.probe->torch_info(&info);
+  return info.backend;
+}
 }  // namespace
 
-KD_LAYER(2, L2_BackendDevice, "backend & device", true);
 
-KD_STEP(2, L2_BackendDevice, BackendDeclared, "L2.backend", "L1.import") {
+Outcome l2_backend_declared(WorkerContext& ctx) {
   kd_torch_info info{};
   ctx.probe->torch_info(&info);
   const std::string backend = info.backend;
@@ -34,19 +42,21 @@ KD_STEP(2, L2_BackendDevice, BackendDeclared, "L2.backend", "L1.import") {
   return Outcome::pass();
 }
 
-KD_STEP(2, L2_BackendDevice, GpuAvailable, "L2.gpu_available", "L2.backend") {
+Outcome l2_gpu_available(WorkerContext& ctx) {
   if (ctx.cpu_mode()) return Outcome::not_applicable("CPU mode does not query GPU state");
   kd_gpu_state g{};
   const kd_status s = ctx.probe->gpu_state(&g);
   if (s.kind != KD_OK) return backend_failure(s);
   ctx.fact(report::pytorch_gpu_available, g.available != 0);
   ctx.fact(report::pytorch_visible_device_count, g.device_count);
+  // Which libcuda the CUDA runtime loaded, now that it tried (a forward-compatibility one, or none at all).
+  if (info_backend(ctx) == "cuda") ctx.fact(report::host_libcuda, machine::loaded_libcuda());
   if (!g.available)
     return Outcome::fail(Code::GpuUnavailable, *g.reason ? g.reason : "no GPU is visible to this process");
   return Outcome::pass();
 }
 
-KD_STEP(2, L2_BackendDevice, DeviceIndex, "L2.device_index", "L2.gpu_available") {
+Outcome l2_device_index(WorkerContext& ctx) {
   if (ctx.cpu_mode()) return Outcome::not_applicable("CPU mode uses no device index");
   kd_gpu_state g{};
   ctx.probe->gpu_state(&g);
@@ -58,7 +68,7 @@ KD_STEP(2, L2_BackendDevice, DeviceIndex, "L2.device_index", "L2.gpu_available")
   return Outcome::pass();
 }
 
-KD_STEP(2, L2_BackendDevice, DeviceProperties, "L2.device_properties", "L2.device_index") {
+Outcome l2_device_properties(WorkerContext& ctx) {
   if (ctx.cpu_mode()) return Outcome::not_applicable("CPU mode queries no device");
   kd_device_props p{};
   const kd_status s = ctx.probe->device_props(ctx.device_index(), &p);
@@ -72,6 +82,9 @@ KD_STEP(2, L2_BackendDevice, DeviceProperties, "L2.device_properties", "L2.devic
   report::put(&device, report::device_pci_bus_id,
               format_pci_bus_id({static_cast<unsigned>(p.pci_domain), static_cast<unsigned>(p.pci_bus),
                                  static_cast<unsigned>(p.pci_device)}));
+  // Not the default mode: the supervisor waits for this worker to release the GPU before it exits (runner/main.cpp).
+  ctx.compute_mode = compute_mode_name(p.compute_mode);
+  report::put(&device, report::device_compute_mode, ctx.compute_mode);
   ctx.fact(report::device, device);
   // The compiled architectures appear in show_config() once CUDA is up: ask again now.
   kd_torch_info info{};
@@ -85,7 +98,7 @@ KD_STEP(2, L2_BackendDevice, DeviceProperties, "L2.device_properties", "L2.devic
 
 // Health: NVML's facts of this device (matched by PCI address). Errors that a reset must clear,
 // or a card that must be replaced, fail here (18); slowness is only a warning.
-KD_STEP(2, L2_BackendDevice, Health, "L2.health", "L2.device_properties") {
+Outcome l2_health(WorkerContext& ctx) {
   if (ctx.cpu_mode()) return Outcome::not_applicable("CPU mode does not query GPU state");
   kd_device_props p{};
   const kd_status s = ctx.probe->device_props(ctx.device_index(), &p);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "fixtures/layer_test.h"
+#include "suites/steps.h"
 
 namespace kd {
 namespace {
@@ -25,18 +26,17 @@ bool equal(const float* got, const Mat& want) {
 
 }  // namespace
 
-KD_LAYER(3, L3_TinyOp, "tiny op", true);
 
 // Needs the device properties, not only the index: any run that computes on a GPU (a layer alone too) then
 // records which device it was (name, capability, arch check) in its report.
-KD_STEP(3, L3_TinyOp, Inputs, "L3.inputs", "L2.device_properties") {
+Outcome l3_inputs(WorkerContext& ctx) {
   const std::string device = ctx.cpu_mode() ? "cpu" : fmt::format("cuda:{}", ctx.device_index());
   ctx.fact(report::execution_device, device);
   const kd_status s = ctx.probe->tiny_inputs(!ctx.cpu_mode(), ctx.device_index(), ctx.probe_fault());
   return s.kind == KD_OK ? Outcome::pass() : backend_failure(s);
 }
 
-KD_STEP(3, L3_TinyOp, Product, "L3.product", "L3.inputs") {
+Outcome l3_product(WorkerContext& ctx) {
   if (ctx.fault("abort")) std::abort();  // test-only: the worker dies mid-run
   float p[4];
   const kd_status s = ctx.probe->tiny_product(p);
@@ -47,7 +47,7 @@ KD_STEP(3, L3_TinyOp, Product, "L3.product", "L3.inputs") {
   return Outcome::pass();
 }
 
-KD_STEP(3, L3_TinyOp, Loss, "L3.loss", "L3.product") {
+Outcome l3_loss(WorkerContext& ctx) {
   float loss = 0;
   const kd_status s = ctx.probe->tiny_loss(&loss);
   if (s.kind != KD_OK) return backend_failure(s);
@@ -56,7 +56,7 @@ KD_STEP(3, L3_TinyOp, Loss, "L3.loss", "L3.product") {
   return Outcome::pass();
 }
 
-KD_STEP(3, L3_TinyOp, Gradients, "L3.gradients", "L3.loss") {
+Outcome l3_gradients(WorkerContext& ctx) {
   float ga[4], gb[4];
   const kd_status s = ctx.probe->tiny_backward(ga, gb);
   if (s.kind != KD_OK) return backend_failure(s);
@@ -68,7 +68,7 @@ KD_STEP(3, L3_TinyOp, Gradients, "L3.gradients", "L3.loss") {
   return Outcome::pass();
 }
 
-KD_STEP(3, L3_TinyOp, Synchronize, "L3.synchronize", "L3.gradients") {
+Outcome l3_synchronize(WorkerContext& ctx) {
   // CPU work is already complete when it returns; the test-only hang still runs here.
   if (ctx.cpu_mode() && !ctx.fault("hang")) return Outcome::not_applicable("CPU work is synchronous: nothing to synchronize");
   const kd_status s = ctx.probe->tiny_synchronize();

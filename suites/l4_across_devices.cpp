@@ -20,6 +20,7 @@
 #include "fixtures/child_process.h"
 #include "fixtures/embeddings_input.h"
 #include "fixtures/layer_test.h"
+#include "suites/steps.h"
 #include "fixtures/scratch_folder.h"
 #include "verdict/shard_gather.h"
 
@@ -46,22 +47,20 @@ constexpr SplitRows kModel{report::app_across_devices_model, report::across_mode
                            report::across_model_split, report::across_model_split_device, report::across_model_split_ids,
                            report::across_model_gathered, report::across_model_ids, report::across_model_contract};
 
-// One shard's answer, from the last line its process printed.
+// One shard's answer, from the events its process said.
 shard::ShardOutput read_shard(int device, const std::string& log, int status, std::vector<int>* out_of_memory) {
   shard::ShardOutput o;
   o.device = device;
-  const json j = json::parse(last_line(log), nullptr, false);
-  if (!j.is_object() || !j.contains("error")) {
-    o.error = fmt::format("its process ended ({}) without a result: {}", how_it_ended(status), last_line(log));
-    return o;
+  const JobOutput job = read_job(log);
+  if (const auto* rows = job.last<events::ShardRows>()) {
+    o.ids = rows->ids;
+    o.rows = rows->rows;
+  } else if (const auto* failed = job.last<events::JobFailed>()) {
+    o.error = failed->message;
+    if (failed->code == name(Code::OutOfMemory)) out_of_memory->push_back(device);
+  } else {
+    o.error = fmt::format("its process ended ({}) without a result: {}", how_it_ended(status), job.last_words);
   }
-  if (j["error"].is_string()) {
-    o.error = j["error"].get<std::string>();
-    if (j.value("out_of_memory", false)) out_of_memory->push_back(device);
-    return o;
-  }
-  o.ids = j["ids"].get<std::vector<int64_t>>();
-  o.rows = j["rows"].get<std::vector<std::vector<double>>>();
   return o;
 }
 
@@ -70,7 +69,7 @@ shard::ShardOutput read_shard(int device, const std::string& log, int status, st
 std::optional<Outcome> split_devices(WorkerContext& ctx, std::vector<int>* devices, std::string* unit, bool* cpu_shards) {
   *cpu_shards = ctx.fault("cpu-shards") || ctx.fault("cpu-shard-oom");
   if (ctx.cpu_mode() && !*cpu_shards) return Outcome::not_applicable("on the CPU: the split applies to two or more GPUs");
-  if (!ctx.options.across_devices && !*cpu_shards)
+  if (!ctx.role.across_devices && !*cpu_shards)
     return Outcome::not_applicable(ctx.options.device_index == 0
                                        ? "split over GPUs with --device-index all"
                                        : "split over GPUs from GPU 0's run of --device-index all");
@@ -105,16 +104,17 @@ Outcome split_and_check(WorkerContext& ctx, const std::vector<int>& devices, con
   if (folder.path.empty()) return Outcome::fail(Code::RuntimeError, "cannot create a scratch folder for the shards' output");
   std::vector<pid_t> pids;
   for (const shard::Shard& sh : shards) {
-    Options plan;
-    plan.shard_job = fmt::format("{}", fmt::join(sh.ids, ","));
-    plan.device = ctx.options.device;
-    plan.device_index = cpu_shards ? 0 : sh.device;
+    Plan plan;
+    plan.role.kind = ProcessRole::ShardJob;
+    plan.role.shard_ids = sh.ids;
+    plan.options.device = ctx.options.device;
+    plan.options.device_index = cpu_shards ? 0 : sh.device;
     if (with_model) {
-      plan.model = ctx.options.model;
-      plan.input = ctx.options.input;
-      plan.extensions = ctx.options.extensions;
+      plan.options.model = ctx.options.model;
+      plan.options.input = ctx.options.input;
+      plan.options.extensions = ctx.options.extensions;
     }
-    if (sh.device == devices[1] && (ctx.fault("cpu-shard-oom") || ctx.fault("shard-oom"))) plan.fault = "oom";
+    if (sh.device == devices[1] && (ctx.fault("cpu-shard-oom") || ctx.fault("shard-oom"))) plan.options.fault = "oom";
     pids.push_back(start_job(ctx, plan, folder.path, fmt::format("{}/shard-{}.log", folder.path, sh.device)));
   }
   std::vector<shard::ShardOutput> outputs;
@@ -156,7 +156,7 @@ Outcome split_and_check(WorkerContext& ctx, const std::vector<int>& devices, con
 
 }  // namespace
 
-KD_STEP(4, L4_App, AcrossDevices, "L4.across_devices", "L4.embeddings") {
+Outcome l4_across_devices(WorkerContext& ctx) {
   std::vector<int> devices;
   std::string unit;
   bool cpu_shards = false;
@@ -177,7 +177,7 @@ KD_STEP(4, L4_App, AcrossDevices, "L4.across_devices", "L4.embeddings") {
 
 // The user's --model split the same way, by rows of its batch: each shard the very rows of the whole input
 // (made whole, then taken), its outputs gathered row by row against this worker's whole run.
-KD_STEP(4, L4_App, AcrossDevicesModel, "L4.across_devices_model", "L4.model_run") {
+Outcome l4_across_devices_model(WorkerContext& ctx) {
   if (!ctx.options.model) return Outcome::not_applicable("no --model given");
   std::vector<int> devices;
   std::string unit;

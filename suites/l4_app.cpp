@@ -14,6 +14,7 @@
 #include "fixtures/extensions.h"
 #include "fixtures/child_process.h"
 #include "fixtures/layer_test.h"
+#include "suites/steps.h"
 #include "fixtures/model_format.h"
 #include "fixtures/scratch_folder.h"
 #include "contract/events.h"
@@ -56,9 +57,8 @@ void put_agreement(json* emb, const AgreementRows& rows, const app::Agreement& a
 
 }  // namespace
 
-KD_LAYER(4, L4_App, "application", false);
 
-KD_STEP(4, L4_App, Embeddings, "L4.embeddings", "L3.synchronize") {
+Outcome l4_embeddings(WorkerContext& ctx) {
   const kd_app_embed_in in = embeddings_input(!ctx.cpu_mode(), ctx.device_index());
   auto out = std::make_unique<kd_app_embed_out>();
   const kd_status s = ctx.probe->app_embeddings(&in, out.get());
@@ -83,7 +83,7 @@ KD_STEP(4, L4_App, Embeddings, "L4.embeddings", "L3.synchronize") {
   return Outcome::pass();
 }
 
-KD_STEP(4, L4_App, TrainingStep, "L4.training", "L3.synchronize") {
+Outcome l4_training_step(WorkerContext& ctx) {
   ScratchFolder folder("kd-train");
   if (folder.path.empty()) return Outcome::fail(Code::RuntimeError, "cannot create a scratch folder for the training state");
   kd_app_train_out out{};
@@ -170,16 +170,16 @@ Outcome explain_device_assert(const WorkerContext& ctx, const std::string& gpu_e
   ScratchFolder folder("kd-rerun");
   if (!folder.path.empty()) {
     const std::string log = folder.path + "/rerun.log";
-    Options plan;
-    plan.cpu_rerun = true;
-    plan.device = "cpu";
-    plan.model = ctx.options.model;
-    plan.input = ctx.options.input;
+    Plan plan;
+    plan.role.kind = ProcessRole::ModelRerun;
+    plan.options.device = "cpu";
+    plan.options.model = ctx.options.model;
+    plan.options.input = ctx.options.input;
     const pid_t pid = start_job(ctx, plan, folder.path, log);
     const int status = pid < 0 ? -1 : wait_exit(pid);
-    const std::string said = pid < 0 ? "" : last_line(log);
-    if (said == "ok") cpu = "ran without error";
-    else if (said.rfind("error: ", 0) == 0) cpu_error = said.substr(7), cpu = "failed";
+    const JobOutput job = pid < 0 ? JobOutput{} : read_job(log);
+    if (job.last<events::JobDone>()) cpu = "ran without error";
+    else if (const auto* failed = job.last<events::JobFailed>()) cpu_error = failed->message, cpu = "failed";
     else cpu = pid < 0 ? "could not be started" : "ended with " + how_it_ended(status);
   }
   json assert_facts = json::object();
@@ -196,9 +196,9 @@ Outcome explain_device_assert(const WorkerContext& ctx, const std::string& gpu_e
 
 }  // namespace
 
-KD_STEP(4, L4_App, ExtensionLoad, "L4.extension_load", "L3.synchronize") { return load_extensions(ctx); }
+Outcome l4_extension_load(WorkerContext& ctx) { return load_extensions(ctx); }
 
-KD_STEP(4, L4_App, ModelLoad, "L4.model_load", "L3.synchronize", "L4.extension_load") {
+Outcome l4_model_load(WorkerContext& ctx) {
   if (!ctx.options.model) return Outcome::not_applicable("no --model given");
   if (auto why = app::model_file_problem(*ctx.options.model)) return Outcome::fail(Code::ModelLoadFailed, *why);
   // The format from the file's content, so that a wrong extension neither hides a model nor misnames the error.
@@ -229,7 +229,7 @@ KD_STEP(4, L4_App, ModelLoad, "L4.model_load", "L3.synchronize", "L4.extension_l
   return Outcome::pass();
 }
 
-KD_STEP(4, L4_App, ModelContract, "L4.model_run", "L4.model_load") {
+Outcome l4_model_contract(WorkerContext& ctx) {
   if (!ctx.options.model) return Outcome::not_applicable("no --model given");
   const auto spec = app::read_model_spec(*ctx.options.input);
   if (const auto* why = std::get_if<std::string>(&spec)) return Outcome::fail(Code::UsageError, "--input: " + *why);

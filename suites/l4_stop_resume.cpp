@@ -23,6 +23,7 @@
 #include "fixtures/batch_job_folder.h"
 #include "fixtures/child_process.h"
 #include "fixtures/layer_test.h"
+#include "suites/steps.h"
 #include "fixtures/scratch_folder.h"
 #include "verdict/resume_check.h"
 
@@ -48,15 +49,16 @@ struct Job : BatchJobFolder {
     struct stat st {};
     return ::stat(records().c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
   }
-  std::string last_log_line() const { return last_line(log()); }
+  std::string failure() const { return read_job(log()).failure(); }  // what the job said failed
 };
 
-// This executable as the batch job.
-Options job_plan(const WorkerContext& ctx, const Job& job) {
-  Options plan;
-  plan.batch_job = job.dir;
-  plan.device = ctx.options.device;
-  plan.device_index = ctx.device_index();
+// This program as the batch job, on the worker's device.
+Plan job_plan(const WorkerContext& ctx, const Job& job) {
+  Plan plan;
+  plan.role.kind = ProcessRole::BatchJob;
+  plan.role.job_folder = job.dir;
+  plan.options.device = ctx.options.device;
+  plan.options.device_index = ctx.device_index();
   return plan;
 }
 
@@ -69,8 +71,8 @@ class StandbyJob {
   StandbyJob(const WorkerContext& ctx, const Job& job) {
     int p[2];  // a socket, not a pipe: a go to a job that already ended is an error, never SIGPIPE
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) != 0) return;
-    Options plan = job_plan(ctx, job);
-    plan.batch_job_standby = true;
+    Plan plan = job_plan(ctx, job);
+    plan.role.standby = true;
     pid_ = start_job(ctx, plan, job.dir, job.log(), p[0]);
     ::close(p[0]);
     go_fd_ = p[1];
@@ -122,9 +124,6 @@ std::unique_ptr<Runs>& started_ahead() {
   return runs;
 }
 
-const bool kRunsAhead = add_prelude(
-    {"L4_App", "StopResume", [](WorkerContext& ctx) { started_ahead() = std::make_unique<Runs>(ctx); },
-     [] { started_ahead().reset(); }});
 
 // Past `after` batches and in the middle of the next one: some of its records on disk, not yet committed.
 bool mid_batch(const Job& job, int after) {
@@ -162,7 +161,12 @@ Outcome broken(const std::string& rule, const std::string& output, const std::st
 
 }  // namespace
 
-KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
+// Its prelude: the batch job's three runs start when L4 begins, so that they load LibTorch while L4's other steps
+// work; what the step did not take is stopped when the layer ends.
+void l4_stop_resume_ahead(WorkerContext& ctx) { started_ahead() = std::make_unique<Runs>(ctx); }
+void l4_stop_resume_ahead_end() { started_ahead().reset(); }
+
+Outcome l4_stop_resume(WorkerContext& ctx) {
   // Taken, or made now (the step run without its layer's start, as an in-process run's prerequisite may be).
   std::unique_ptr<Runs> ahead = std::move(started_ahead());
   if (!ahead) ahead = std::make_unique<Runs>(ctx);
@@ -183,7 +187,7 @@ KD_STEP(4, L4_App, StopResume, "L4.stop_resume", "L3.synchronize") {
   // A run the job should not have ended the way it did: the job's own last words, when it failed.
   auto unexpected = [&](const std::string& what, int status) {
     record("stop");
-    const std::string log = job.last_log_line();
+    const std::string log = job.failure();
     const bool job_failed = WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != kBatchJobStopped;
     if (job_failed) return Outcome::fail(Code::RuntimeError, fmt::format("the batch job failed ({}): {}", how_it_ended(status), log));
     return broken("stop", what, fmt::format("the job ended with {} after {} of {} batches", how_it_ended(status),

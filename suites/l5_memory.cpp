@@ -11,6 +11,7 @@
 #include "contract/report_parts.h"
 #include "fixtures/embeddings_input.h"
 #include "fixtures/layer_test.h"
+#include "suites/steps.h"
 #include "contract/events.h"
 #include "verdict/memory_checks.h"
 
@@ -95,9 +96,8 @@ constexpr const char* kNotOnCpu = "not supported on CPU: ";
 
 }  // namespace
 
-KD_LAYER(5, L5_Memory, "memory", false);
 
-KD_STEP(5, L5_Memory, Phases, "L5.phases", "L3.synchronize") {
+Outcome l5_phases(WorkerContext& ctx) {
   const kd_memory_in in = workload_input(ctx);
   WorkloadRun& r = workload();
   r.status = ctx.probe->memory_workload(&in, &r.out, step_started, nullptr);
@@ -122,7 +122,7 @@ KD_STEP(5, L5_Memory, Phases, "L5.phases", "L3.synchronize") {
   return Outcome::pass();
 }
 
-KD_STEP(5, L5_Memory, Steps, "L5.steps", "L5.phases") {
+Outcome l5_steps(WorkerContext& ctx) {
   if (ctx.cpu_mode())
     return Outcome::not_applicable(std::string(kNotOnCpu) + "allocated, reserved and peak are the CUDA caching allocator's counters");
   const kd_memory_out& o = workload().out;
@@ -146,7 +146,7 @@ KD_STEP(5, L5_Memory, Steps, "L5.steps", "L5.phases") {
   return Outcome::pass();
 }
 
-KD_STEP(5, L5_Memory, EmptyCache, "L5.empty_cache", "L5.phases") {
+Outcome l5_empty_cache(WorkerContext& ctx) {
   if (ctx.cpu_mode()) return Outcome::not_applicable(std::string(kNotOnCpu) + "emptyCache belongs to the CUDA caching allocator");
   const kd_memory_out& o = workload().out;
   const kd_memory_counters &before = o.at[KD_MEM_ITERATIONS], &after = o.at[KD_MEM_EMPTY_CACHE];
@@ -170,7 +170,7 @@ KD_STEP(5, L5_Memory, EmptyCache, "L5.empty_cache", "L5.phases") {
   return Outcome::pass();
 }
 
-KD_STEP(5, L5_Memory, Growth, "L5.growth", "L5.phases") {
+Outcome l5_growth(WorkerContext& ctx) {
   if (ctx.cpu_mode())
     return Outcome::not_applicable(std::string(kNotOnCpu) + "growth is read from the CUDA caching allocator's allocated counter");
   const kd_memory_out& o = workload().out;

@@ -19,9 +19,12 @@
 
 #include <fmt/format.h>
 
+#include "machine/memory_headroom.h"
+#include "machine/read_text.h"
 #include "contract/report_parts.h"
 #include "fixtures/embeddings_input.h"
 #include "fixtures/layer_test.h"
+#include "suites/steps.h"
 #include "fixtures/scratch_folder.h"
 #include "suites/l5_range_axes.h"
 #include "verdict/performance.h"
@@ -190,7 +193,7 @@ std::string workload(const std::string& axis, const std::string& device) {
 
 }  // namespace
 
-KD_STEP(5, L5_Memory, OperatingRange, "L5.range", "L3.synchronize") {
+Outcome l5_operating_range(WorkerContext& ctx) {
   const Options& o = ctx.options;
   // Under --gtest_filter the command line could not check the budget against --timeout: fit it here.
   const double budget = std::min(o.range_budget_s, ctx.seconds_left() - kAfterSweep);
@@ -200,7 +203,11 @@ KD_STEP(5, L5_Memory, OperatingRange, "L5.range", "L3.synchronize") {
   const std::string& axis = o.range_axis;
   Sweep s(ctx, !ctx.cpu_mode(), axis);
   s.host_share = range::cpu_host_share(o.range_memory_fraction);  // a shared node keeps most of its memory
-  const std::optional<uint64_t> available = s.gpu ? std::nullopt : range::host_available_bytes();
+  const std::optional<uint64_t> available = s.gpu ? std::nullopt : machine::available_memory_bytes();
+  const std::optional<uint64_t> machine_available = machine::mem_available(machine::read_text("/proc/meminfo").value_or(""));
+  if (available && machine_available && *available < *machine_available)  // the cgroup's limit binds first
+    events::warning(fmt::format("L5's sweep keeps under this cgroup's memory limit: {} MiB left of it, though the machine "
+                                "has {} MiB available", *available >> 20, *machine_available >> 20));
   // The processes axis: every process loads LibTorch, whose host memory adds up; they together may
   // use at most the CPU sweep's share of the host's available memory (range::cpu_host_share), on a GPU machine too.
   const double host_share = s.host_share;
@@ -249,9 +256,9 @@ KD_STEP(5, L5_Memory, OperatingRange, "L5.range", "L3.synchronize") {
   json points = json::array();
   for (const range::Point& p : r.points) points.push_back(point_json(p, axis, procs.processes));
   const bool capped = budget < o.range_budget_s;
-  json fixed = axis == "batch"    ? json{{"max_length", kL4MaxLength}}
-               : axis == "length" ? json{{"batch", kL4Count}}
-                                  : json{{"batch", kL4Count}, {"max_length", kL4MaxLength}};
+  json fixed = json::object();  // the other axis' value, or both for the concurrency and processes axes
+  if (axis != "batch") report::put(&fixed, report::fixed_batch, kL4Count);
+  if (axis != "length") report::put(&fixed, report::fixed_max_length, kL4MaxLength);
   const std::optional<uint64_t> cap = memory_cap();
   json fact = json::object();
   report::put(&fact, report::range_axis, axis);

@@ -14,6 +14,7 @@
 
 #include "contract/report_parts.h"
 #include "fixtures/child_process.h"
+#include "machine/memory_headroom.h"
 #include "verdict/performance.h"
 
 namespace kd {
@@ -23,15 +24,8 @@ using nlohmann::json;
 
 constexpr int64_t kMaxProcesses = 64;
 
-// What the kernel says could be allocated without swapping (MemAvailable); 0 when it does not say.
-uint64_t available_host_bytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key, unit;
-  uint64_t kib = 0;
-  while (meminfo >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
-  return 0;
-}
+// What this process may still allocate (MemAvailable, within its cgroup's memory limit); 0 when unknown.
+uint64_t available_host_bytes() { return machine::available_memory_bytes().value_or(0); }
 
 // A process' record before it said how it ended: no result yet, in `phase`.
 json unfinished(const char* phase) {
@@ -41,21 +35,12 @@ json unfinished(const char* phase) {
   return record;
 }
 
-// The process' last JSON line with a result, or its last phase when it ended without one.
+// The process' record as it said it, or, when it ended without one, the last phase it entered.
 json read_record(const std::string& log) {
-  std::ifstream in(log);
-  std::string line;
-  json record = unfinished("start");
-  while (std::getline(in, line)) {
-    const json j = json::parse(line, nullptr, false);
-    if (!j.is_object()) continue;
-    if (report::read(j, report::process_result)) {
-      record = j;
-    } else if (const auto phase = report::read(j, report::process_phase); phase && !report::read(record, report::process_result)) {
-      report::put(&record, report::process_phase, *phase);
-    }
-  }
-  return record;
+  const JobOutput job = read_job(log);
+  if (const auto* record = job.last<events::ProcessRecord>()) return record->record;
+  const auto* phase = job.last<events::Stage>();
+  return unfinished(phase ? phase->stage.c_str() : "start");
 }
 
 }  // namespace
@@ -83,10 +68,11 @@ range::Point ProcessesAxis::run(int64_t n, double seconds_left) {
   const double share = gpu_ ? ctx_.options.range_memory_fraction / static_cast<double>(n) : 1.0;
   std::vector<pid_t> pids;
   for (int64_t i = 0; i < n; ++i) {
-    Options plan;
-    plan.range_job_share = share;
-    plan.device = ctx_.options.device;
-    plan.device_index = ctx_.device_index();
+    Plan plan;
+    plan.role.kind = ProcessRole::RangeJob;
+    plan.role.allocator_share = share;
+    plan.options.device = ctx_.options.device;
+    plan.options.device_index = ctx_.device_index();
     const pid_t pid = start_job(ctx_, plan, folder_, fmt::format("{}/process-{}-{}.log", folder_, n, i));
     pids.push_back(pid);
     if (pid < 0) break;

@@ -13,6 +13,7 @@
 #include "contract/report_parts.h"
 #include "fixtures/embeddings_input.h"
 #include "fixtures/layer_test.h"
+#include "suites/steps.h"
 #include "fixtures/target_gpu.h"
 #include "verdict/device_ceilings.h"
 #include "verdict/gpu_health.h"
@@ -95,9 +96,8 @@ Outcome measure(WorkerContext& ctx, const Ceiling& c) {
 
 }  // namespace
 
-KD_LAYER(6, L6_Timing, "timing", false);
 
-KD_STEP(6, L6_Timing, Segments, "L6.segments", "L3.synchronize") {
+Outcome l6_segments(WorkerContext& ctx) {
   const kd_app_embed_in in = embeddings_input(!ctx.cpu_mode(), ctx.device_index());
   auto out = std::make_unique<kd_timing_out>();
   const kd_status s = ctx.probe->timing_segments(&in, 1 + kTimingWarmRuns, out.get());
@@ -125,19 +125,19 @@ KD_STEP(6, L6_Timing, Segments, "L6.segments", "L3.synchronize") {
   return Outcome::pass();
 }
 
-KD_STEP(6, L6_Timing, CopyBandwidth, "L6.copy_bandwidth", "L3.synchronize") {
+Outcome l6_copy_bandwidth(WorkerContext& ctx) {
   return measure(ctx, {KD_CEILING_COPY, "copy", "copy"});
 }
 
-KD_STEP(6, L6_Timing, MatmulBf16, "L6.matmul_bf16", "L3.synchronize") {
+Outcome l6_matmul_bf16(WorkerContext& ctx) {
   return measure(ctx, {KD_CEILING_MATMUL_BF16, "matmul_bf16", "bf16 matmul"});
 }
 
-KD_STEP(6, L6_Timing, MatmulFp32, "L6.matmul_fp32", "L3.synchronize") {
+Outcome l6_matmul_fp32(WorkerContext& ctx) {
   return measure(ctx, {KD_CEILING_MATMUL_FP32, "matmul_fp32", "fp32 matmul (TF32 off)"});
 }
 
-KD_STEP(6, L6_Timing, MatmulTf32, "L6.matmul_tf32", "L3.synchronize") {
+Outcome l6_matmul_tf32(WorkerContext& ctx) {
   return measure(ctx, {KD_CEILING_MATMUL_TF32, "matmul_tf32", "TF32 matmul"});
 }
 

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "fixtures/layer_test.h"
+#include "suites/steps.h"
 #include "contract/events.h"
 #include "contract/report_parts.h"
 #include "verdict/performance.h"
@@ -66,9 +67,8 @@ Outcome wrong_copy(int src, int dst, const kd_peer_copy_out& out) {
 
 }  // namespace
 
-KD_LAYER(7, L7_Peer, "peer", false);
 
-KD_STEP(7, L7_Peer, Copy, "L7.copy", "L2.gpu_available") {
+Outcome l7_copy(WorkerContext& ctx) {
   std::vector<int> gpus;
   if (auto na = unless_two_gpus(ctx, &gpus)) return *na;
   const int count = static_cast<int>(gpus.size());
@@ -97,7 +97,7 @@ KD_STEP(7, L7_Peer, Copy, "L7.copy", "L2.gpu_available") {
   return failed.value_or(Outcome::pass());
 }
 
-KD_STEP(7, L7_Peer, Bandwidth, "L7.bandwidth", "L7.copy") {
+Outcome l7_bandwidth(WorkerContext& ctx) {
   std::vector<int> gpus;
   if (auto na = unless_two_gpus(ctx, &gpus)) return *na;
   json matrix = square(static_cast<int>(gpus.size())), pairs = json::array();
@@ -132,7 +132,7 @@ KD_STEP(7, L7_Peer, Bandwidth, "L7.bandwidth", "L7.copy") {
   return failed.value_or(Outcome::pass());
 }
 
-KD_STEP(7, L7_Peer, AllReduce, "L7.all_reduce", "L7.copy") {
+Outcome l7_all_reduce(WorkerContext& ctx) {
   std::vector<int> gpus;
   if (auto na = unless_two_gpus(ctx, &gpus)) return *na;
   kd_all_reduce_out out{};

@@ -15,6 +15,7 @@
 
 #include "contract/report_parts.h"
 #include "fixtures/layer_test.h"
+#include "suites/steps.h"
 #include "contract/events.h"
 #include "fixtures/rendezvous.h"
 
@@ -142,9 +143,8 @@ std::optional<Outcome> plan(WorkerContext& ctx, Rendezvous* r) {
 
 }  // namespace
 
-KD_LAYER(8, L8_Collective, "collective", false);
 
-KD_STEP(8, L8_Collective, Join, "L8.join", "L2.gpu_available") {
+Outcome l8_join(WorkerContext& ctx) {
   Rendezvous r;
   if (auto no = plan(ctx, &r)) return *no;
   kd_collective_in& in = joined().in;
@@ -193,25 +193,25 @@ KD_STEP(8, L8_Collective, Join, "L8.join", "L2.gpu_available") {
   return Outcome::pass();
 }
 
-KD_STEP(8, L8_Collective, AllReduce, "L8.all_reduce", "L8.join") {
+Outcome l8_all_reduce(WorkerContext& ctx) {
   return verified(ctx, kAllReduce, "all-reduce (sum)", [](kd_collective_check_out* o) {
     return worker_context().probe->collective_all_reduce(o);
   });
 }
 
-KD_STEP(8, L8_Collective, Broadcast, "L8.broadcast", "L8.all_reduce") {
+Outcome l8_broadcast(WorkerContext& ctx) {
   return verified(ctx, kBroadcast, "broadcast from rank 0", [](kd_collective_check_out* o) {
     return worker_context().probe->collective_broadcast(o);
   });
 }
 
-KD_STEP(8, L8_Collective, Barrier, "L8.barrier", "L8.broadcast") {
+Outcome l8_barrier(WorkerContext& ctx) {
   return verified(ctx, kBarrier, "barrier", [](kd_collective_check_out* o) {
     return worker_context().probe->collective_barrier(o);
   });
 }
 
-KD_STEP(8, L8_Collective, Bandwidth, "L8.bandwidth", "L8.barrier") {
+Outcome l8_bandwidth(WorkerContext& ctx) {
   if (auto no = unless_joined()) return *no;
   const int n = joined().in.world_size;
   const std::vector<int64_t> sizes = ctx.cpu_mode() ? std::vector<int64_t>{int64_t(64) << 10, int64_t(1) << 20, int64_t(16) << 20}

@@ -52,9 +52,9 @@ constexpr std::array<CodeInfo, 22> kCodes{{
      "a rank unreachable (L8)", "a rank of the job did not join within the limit, or the transport between ranks failed",
      "read which ranks were missing and what was waited for; check those ranks' nodes, the network interface "
      "(GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME), firewalls and ports, and the InfiniBand/RDMA state"},
-    {Code::SuiteIncomplete, "SUITE_INCOMPLETE", 19, "suite incomplete (a part of this build is missing or stale)",
+    {Code::SuiteIncomplete, "SUITE_INCOMPLETE", 19, "suite incomplete",
      "this build of the suite cannot run what was asked; nothing was concluded about the machine",
-     "build what the message names with the command it gives, then run again"},
+     "build what the message names (the exact command is in it), then run again"},
 }};
 
 }  // namespace

@@ -28,7 +28,7 @@ enum class Code {
   MemoryCheckFailed,      // L5: allocated memory grows across iterations, or the allocator misbehaves
   GpuUnhealthy,           // L2: NVML reports uncorrected ECC errors, a failed or pending row remap / page retirement
   CollectiveUnreachable,  // L8: a rank did not join in time, or the transport between ranks failed
-  SuiteIncomplete,        // this build of the suite cannot run what was asked (a part not built or stale): no verdict
+  SuiteIncomplete,        // this build of the suite cannot run what was asked; nothing was concluded about the machine
 };
 constexpr Code kLastCode = Code::SuiteIncomplete;  // the codes are 0..kLastCode, in enum order
 

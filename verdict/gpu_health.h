@@ -1,4 +1,4 @@
-// GPU health from NVML's facts (runner/nvml_child.h): what makes a GPU unfit to rent
+// GPU health from NVML's facts (fixtures/nvml_facts.h): what makes a GPU unfit to rent
 // (GPU_UNHEALTHY, L2) and what explains a slow one (warnings; L6's shortfall names them).
 // Pure functions on the facts' JSON, unit-tested without a GPU.
 #pragma once

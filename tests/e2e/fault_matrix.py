@@ -3,7 +3,9 @@ Usage: fault_matrix.py OUT_DIR BUILD_INFO.json...  (scripts/fault-matrix makes t
 
 A row whose build or situation cannot be made here is SKIPPED, which fails the matrix unless
 KD_MATRIX_ALLOW_SKIP=1: a skip is never a pass. A row for another kind of machine (GPU or not)
-is "n/a". Writes OUT_DIR/table.md and OUT_DIR/log.txt (the output of every row that failed)."""
+is "skipped" with its reason: both count as skipped in the closing line "Rows: N passed, N failed, N skipped
+(the reasons)", also written to $KD_TEST_COUNTS when set (scripts/test adds it to its totals).
+Writes OUT_DIR/table.md and OUT_DIR/log.txt (the output of every row that failed)."""
 import os
 import sys
 import time
@@ -32,9 +34,10 @@ def first_build_per_kind(paths):
 
 
 def run_row(row, builds, has_gpu):
-    """(status, build, got, seconds, detail): status is ok, MISMATCH, FAIL, SKIP or n/a."""
+    """(status, build, got, seconds, detail): status is ok, MISMATCH, FAIL, SKIP (could not run here) or skipped
+    (a row for another kind of machine); the detail of a skip is its reason."""
     if row.machine == "gpu" and not has_gpu or row.machine == "no-gpu" and has_gpu:
-        return "n/a", None, None, 0, f"needs {'a GPU' if row.machine == 'gpu' else 'a machine without a GPU'}"
+        return "skipped", None, None, 0, f"needs {'a GPU' if row.machine == 'gpu' else 'a machine without a GPU'}"
     build = next((builds[k] for k in row.builds if k in builds), None)
     if build is None:
         return "SKIP", None, None, 0, f"no {' or '.join(row.builds)} build could be made here"
@@ -60,16 +63,20 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     builds = first_build_per_kind(infos)
     has_gpu = machine_has_gpu()
-    rows, log = [], []
+    rows, log, statuses, skip_reasons = [], [], [], {}
     for row in sorted(ROWS, key=lambda r: r.exit):  # stable: rows of one code in the order written
         status, build, got, seconds, detail = run_row(row, builds, has_gpu)
         print(f"{status:8} {row.key} ({seconds:.1f} s)", flush=True)
         got_text = "-" if got is None else f"{got[0]}/{got[1]}/{got[2] or '-'}"
+        skipped = status in ("SKIP", "skipped")
+        if skipped:
+            skip_reasons[detail] = skip_reasons.get(detail, 0) + 1
         rows.append(f"| {row.exit} | {row.cause} | {build.kind if build else '-'} | {row.expected()} | {got_text} "
-                    f"| {seconds:.1f} | {status} |")
-        if detail:
+                    f"| {seconds:.1f} | {f'{status}: {detail}' if skipped else status} |")
+        statuses.append(status)
+        if detail and status != "skipped":
             log.append(f"== {row.key}: {status}\n{detail}\n")
-    counts = {s: sum(r.endswith(f"| {s} |") for r in rows) for s in ("ok", "MISMATCH", "FAIL", "SKIP", "n/a")}
+    counts = {s: statuses.count(s) for s in ("ok", "MISMATCH", "FAIL", "SKIP", "skipped")}
     machine = f"{gpu_count()} GPU(s)" if has_gpu else "no GPU"
     header = [f"Fault matrix, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {machine}; builds: "
               + "; ".join(b.describe() for b in builds.values()),
@@ -77,14 +84,19 @@ def main():
               + (f", NOT validated (no python3-jsonschema): {VALIDATED['unvalidated']}" if VALIDATED["unvalidated"] else ""),
               "", "| exit | scenario | build | expected code/exit/stage | got | s | result |",
               "|---|---|---|---|---|---|---|"]
-    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-    table = "\n".join(header + rows + ["", f"Rows: {summary}"]) + "\n"
+    failed = counts["MISMATCH"] + counts["FAIL"]
+    closing = f"{counts['ok']} passed, {failed} failed, {counts['SKIP'] + counts['skipped']} skipped"
+    reasons = "; ".join(f"{why}: {n}" for why, n in skip_reasons.items())
+    table = "\n".join(header + rows + ["", f"Rows: {closing}" + (f" ({reasons})" if reasons else "")]) + "\n"
     with open(os.path.join(out_dir, "table.md"), "w") as f:
         f.write(table)
     with open(os.path.join(out_dir, "log.txt"), "w") as f:
         f.write("\n".join(log) or "every row matched\n")
     print("\n" + table, end="")
-    failed = counts["MISMATCH"] + counts["FAIL"]
+    if os.environ.get("KD_TEST_COUNTS"):
+        os.makedirs(os.environ["KD_TEST_COUNTS"], exist_ok=True)
+        with open(os.path.join(os.environ["KD_TEST_COUNTS"], "matrix.txt"), "w") as f:
+            f.write(f"matrix fault-matrix: {closing}\n")
     skipped = counts["SKIP"] if os.environ.get("KD_MATRIX_ALLOW_SKIP") != "1" else 0
     if failed or skipped:
         print(f"fault matrix FAILED: {failed} row(s) did not match, {skipped} skipped (details: {out_dir}/log.txt)")

@@ -25,8 +25,9 @@ class Build:
         self.bin = info["bin"]
         self.probe = os.path.join(os.path.dirname(self.bin), "libkd_probe.so")
         self.probe_heavy = os.path.join(os.path.dirname(self.bin), "libkd_probe_heavy.so")
-        self.diagnostic_heavy = os.path.join(os.path.dirname(self.bin), "libkd_diagnostic_heavy.so")  # L4-L8, aggregate
+        self.full_program = os.path.join(os.path.dirname(self.bin), "kernodeck-diagnostic-full")  # L4-L8, aggregate
         self.listener_cases = info["listener_cases"]
+        self.fake_nvml_full = info["fake_nvml_full"]  # the folder of a stand-in libnvidia-ml.so.1 (tests/fake_nvml)
         self.undefined_symbol_probe = info["undefined_symbol_probe"]
         self.other_build_probe = info["other_build_probe"]  # a probe and heavy part of an earlier build of the suite
         self.schema = info["schema"]
@@ -55,6 +56,7 @@ class Build:
 
 BUILD = Build(os.environ["KD_BUILD_INFO"])
 BIN = BUILD.bin
+FULL = BUILD.full_program  # kernodeck-diagnostic-full: L4-L8, aggregate, and the jobs their steps start
 SCHEMA = json.load(open(BUILD.schema))
 HAVE_PROBE = BUILD.have_probe
 BACKEND = BUILD.backend
@@ -84,7 +86,8 @@ def expected_default_code():
     return ("GPU_CHECK_PASSED", 0) if machine_has_gpu() else ("GPU_UNAVAILABLE", 6)
 
 
-VERDICT = re.compile(r"^Verdict: (\w+) \(exit (\d+)\)(?: at stage (\S+))?(?: on GPU \d+)?$", re.M)
+VERDICT = re.compile(r"^Verdict: (\w+) \(exit (\d+)\)(?: at stage (\S+))?(?: on GPU \d+)?(?: \[injected fault [^]]*\])?$",
+                     re.M)
 
 
 class Result:
@@ -195,15 +198,15 @@ class DiagnosticTest(unittest.TestCase):
         self.assertIn(f"Verdict: {code} (exit {exit_code})", result.stdout)
 
 
-def copy_alone(t, b, probe=None, folder=None, heavy=True):
-    """The diagnostic (with its heavy part, unless HEAVY is false) copied into FOLDER (default: a new one), beside
-    PROBE (as libkd_probe.so) or no probe."""
+def copy_alone(t, b, probe=None, folder=None, full=True):
+    """The diagnostic (with kernodeck-diagnostic-full, unless FULL is false) copied into FOLDER (default: a new one),
+    beside PROBE (as libkd_probe.so) or no probe."""
     folder = folder or os.path.join(t.dir, "alone")
     os.makedirs(folder, exist_ok=True)
     binary = os.path.join(folder, "kernodeck-diagnostic")
     shutil.copy(b.bin, binary)
-    if heavy:
-        shutil.copy(b.diagnostic_heavy, folder)
+    if full:
+        shutil.copy(b.full_program, folder)
     if probe:
         shutil.copy(probe, os.path.join(folder, "libkd_probe.so"))
     return binary
@@ -217,6 +220,24 @@ def loaded_library(t, b, prefix):
         if name.startswith(prefix) and rest.startswith("/"):
             return name, rest.split(" (")[0]
     t.fail(f"the probe loads no {prefix}*:\n{out}")
+
+
+def job_plan(kind, options, **role):
+    """A run plan (contract/run_plan.h) as this tool writes one for a job of ROLE kind."""
+    return {"plan_version": 2, "role": {"kind": kind, **role}, "options": options}
+
+
+def job_events(stdout):
+    """The events a job said on its standard output (one JSON object a line), by kind."""
+    said = {}
+    for line in (stdout.decode() if isinstance(stdout, bytes) else stdout).splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and "ev" in event:
+            said.setdefault(event["ev"], []).append(event)
+    return said
 
 
 def needs_probe(test):

@@ -16,7 +16,7 @@ import time
 import zipfile
 from dataclasses import dataclass
 
-from kd import Result, copy_alone, gpu_count, loaded_library, read, validate
+from kd import Result, copy_alone, gpu_count, loaded_library, read, rendezvous_port, validate
 from sandbox import SETUP_FAILED, as_unprivileged, in_mount_namespace
 
 ANY = "*"  # the stage is not compared (a pass ends at whichever stage ran last)
@@ -201,24 +201,30 @@ def undefined_symbol(t, b):
     return r
 
 
+# --- 19: this build of the suite cannot run what was asked (nothing concluded about the machine) ---------
+
 def listing(binary, *selection):
     return subprocess.run([binary, "--device", "cpu", *selection, "--gtest_list_tests"], capture_output=True, text=True,
                           timeout=60).stdout
 
 
-@row("TORCH_IMPORT_FAILED", 4, "L1.import", "the diagnostic's heavy part absent (libkd_diagnostic_heavy.so not "
-     "built), L4 asked for", builds=PROBE)
-def diagnostic_heavy_part_absent(t, b):
-    binary = copy_alone(t, b, probe=b.probe, heavy=False)
+@row("SUITE_INCOMPLETE", 19, "L1.import", "kernodeck-diagnostic-full not built (L4-L8, aggregate), L4 asked for",
+     builds=PROBE)
+def full_program_absent(t, b):
+    binary = copy_alone(t, b, probe=b.probe, full=False)
     shutil.copy(b.probe_heavy, os.path.dirname(binary))
     r = t.run_kd("--device", "cpu", "--layers", "L1,L4", binary=binary)
-    t.assertIn("the diagnostic's heavy part (<path>/libkd_diagnostic_heavy.so", message(r), shown(r))
-    t.assertIn("build it", message(r))
+    t.assertIn("this build of the suite has no kernodeck-diagnostic-full", message(r), shown(r))
+    assert_suite_incomplete(t, b, r, "kernodeck-diagnostic-full")  # the command, also as the next action
+    t.assertTrue(r.report["pytorch"]["loaded"], shown(r))  # nothing is said against the machine's LibTorch
     for layer in ("L5", "L6", "L7", "L8"):  # each of its layers: L1 says so before any of them starts
         other = t.run_kd("--device", "cpu", "--layers", f"L1,{layer}", binary=binary)
-        t.assertEqual((other.rc, other.report["code"], other.report["stage"]), (4, "TORCH_IMPORT_FAILED", "L1.import"),
+        t.assertEqual((other.rc, other.report["code"], other.report["stage"]), (19, "SUITE_INCOMPLETE", "L1.import"),
                       shown(other))
-    # Its steps are known all the same (the build's index): a selection lists what it would with the part.
+    # A filter that selects one of them: the same (the first program knows every step, from the one list).
+    other = t.run_kd("--device", "cpu", "--gtest_filter=L5_Memory.Growth", binary=binary)
+    t.assertEqual((other.rc, other.report["code"]), (19, "SUITE_INCOMPLETE"), shown(other))
+    # Its steps are known all the same: a selection lists what it would with kernodeck-diagnostic-full.
     for selection in (("--full",), ("--layers", "L4,L7"), ("--gtest_filter=L5_*:L8_Collective.Join",)):
         t.assertEqual(listing(binary, *selection), listing(b.bin, *selection), selection)
     t.assertIn("L8_Collective.\n  Join\n", listing(binary, "--full"))
@@ -226,35 +232,42 @@ def diagnostic_heavy_part_absent(t, b):
     plain = t.run_kd("--device", "cpu", binary=binary)
     t.assertEqual((plain.rc, plain.report["code"]), (0, "CPU_CHECK_PASSED"), shown(plain))
     agg = subprocess.run([binary, "aggregate", t.dir], capture_output=True, text=True, timeout=60)
-    t.assertEqual(agg.returncode, 2, agg.stderr)
-    t.assertIn("aggregate: the diagnostic's heavy part", agg.stderr)
+    t.assertEqual(agg.returncode, 19, agg.stderr)
+    t.assertIn("SUITE_INCOMPLETE (exit 19): aggregate: this build of the suite has no kernodeck-diagnostic-full",
+               agg.stderr)
     return r
 
 
-@row("TORCH_IMPORT_FAILED", 4, "L1.import", "the diagnostic's heavy part built for another build of the diagnostic",
+@row("SUITE_INCOMPLETE", 19, "L1.import", "kernodeck-diagnostic-full of another build of the suite (build token)",
      builds=PROBE)
-def diagnostic_heavy_part_stale(t, b):
+def full_program_stale(t, b):
     binary = copy_alone(t, b, probe=b.probe)
     shutil.copy(b.probe_heavy, os.path.dirname(binary))
-    # Another build of the diagnostic: this one with its build ID taken out, beside this build's part.
-    subprocess.run(["objcopy", "--remove-section", ".note.gnu.build-id", binary], check=True, timeout=60)
+    # Another build's program: the same code with another build token (a build token is made at each configure).
+    full = os.path.join(os.path.dirname(binary), "kernodeck-diagnostic-full")
+    version = subprocess.run([full, "--version"], capture_output=True, text=True, timeout=60).stdout
+    token = version.split("build token: ")[1].split()[0]
+    with open(full, "rb") as f:
+        data = f.read()
+    t.assertEqual(data.count(token.encode()), 1)
+    with open(full, "wb") as f:
+        f.write(data.replace(token.encode(), b"f" * len(token)))
     r = t.run_kd("--device", "cpu", "--layers", "L1,L6", binary=binary)
-    t.assertIn("was built for another build of the diagnostic (build ID ", message(r), shown(r))
-    t.assertIn("this one none", message(r))
+    t.assertIn("kernodeck-diagnostic-full beside this program is from another build of the suite", message(r), shown(r))
+    agg = subprocess.run([binary, "aggregate", t.dir], capture_output=True, text=True, timeout=60)
+    t.assertEqual(agg.returncode, 19, agg.stderr)
     return r
 
 
-# --- 19: this build of the suite cannot run what was asked (nothing concluded about the machine) ---------
-
-def run_beside_build(t, b, *args, binary):
-    """The diagnostic run from the folder that holds B's build folder (as from a checkout): the command it gives names
-    the build folder as the user types it there (a path elsewhere would be redacted in the report)."""
-    return t.run_kd(*args, binary=binary, cwd=os.path.dirname(b.folder))
+def build_shown(b):
+    """B's build folder as a SUITE_INCOMPLETE command names it: as seen from the checkout, else its path."""
+    shown = os.path.relpath(b.folder, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    return b.folder if shown.startswith("..") else shown
 
 
 def assert_suite_incomplete(t, b, r, target):
     """19 at L1.import, the build command in the message, as the next action and on the terminal."""
-    command = f"cmake --build {os.path.basename(b.folder)} --target {target}"
+    command = f"cmake --build {build_shown(b)} --target {target}"
     t.assertEqual((r.rc, r.report["code"], r.report["stage"]), (19, "SUITE_INCOMPLETE", "L1.import"), shown(r))
     t.assertTrue(message(r).endswith("; build it with: " + command), shown(r))
     t.assertEqual(r.report["next_action"], command)
@@ -265,7 +278,7 @@ def assert_suite_incomplete(t, b, r, target):
 @row("SUITE_INCOMPLETE", 19, "L1.import", "the probe absent from a build that found LibTorch (the binary copied alone)",
      builds=PROBE)
 def probe_not_built(t, b):
-    r = run_beside_build(t, b, "--device", "cpu", binary=copy_alone(t, b))
+    r = t.run_kd("--device", "cpu", binary=copy_alone(t, b))
     t.assertFalse(r.report["pytorch"]["loaded"], shown(r))
     t.assertIn("the LibTorch probe (<path>/libkd_probe.so) is not built, although this build found LibTorch", message(r))
     assert_suite_incomplete(t, b, r, "kd_probe")
@@ -278,9 +291,9 @@ def probe_unbuildable(t, b):
     binary = copy_alone(t, b)
     with open(os.path.join(os.path.dirname(binary), "libkd_probe.unbuilt"), "w") as f:
         f.write("LibTorch 2.11.0 is a CUDA build and its export file (Caffe2Targets.cmake) is missing\n")
-    r = run_beside_build(t, b, "--device", "cpu", binary=binary)
+    r = t.run_kd("--device", "cpu", binary=binary)
     t.assertIn("no LibTorch probe although LibTorch was found: LibTorch 2.11.0 is a CUDA build", message(r), shown(r))
-    build = os.path.basename(b.folder)
+    build = build_shown(b)
     t.assertEqual(r.report["next_action"], f"cmake {build} && cmake --build {build} --target kd_probe")
     t.assertEqual(r.rc, 19, shown(r))
     return r
@@ -290,15 +303,15 @@ def probe_unbuildable(t, b):
      builds=PROBE)
 def heavy_part_absent(t, b):
     binary = copy_alone(t, b, probe=b.probe)
-    r = run_beside_build(t, b, "--device", "cpu", "--layers", "L1,L4", binary=binary)
+    r = t.run_kd("--device", "cpu", "--layers", "L1,L4", binary=binary)
     t.assertIn("the probe's heavy part (libkd_probe_heavy.so: layers L4 to L8) is not built", message(r), shown(r))
     t.assertTrue(r.report["pytorch"]["loaded"], shown(r))  # LibTorch itself loaded: the report says so
     assert_suite_incomplete(t, b, r, "kd_probe_heavy")
     for layer in ("L5", "L6", "L7", "L8"):  # every layer past L3 uses it: L1 says so, not a later runtime error
-        other = run_beside_build(t, b, "--device", "cpu", "--layers", f"L1,{layer}", binary=binary)
+        other = t.run_kd("--device", "cpu", "--layers", f"L1,{layer}", binary=binary)
         assert_suite_incomplete(t, b, other, "kd_probe_heavy")
     # The plain run uses none of it: a first build of libkd_probe.so alone gives the verdict.
-    plain = run_beside_build(t, b, "--device", "cpu", binary=binary)
+    plain = t.run_kd("--device", "cpu", binary=binary)
     t.assertEqual((plain.rc, plain.report["code"]), (0, "CPU_CHECK_PASSED"), shown(plain))
     return r
 
@@ -308,12 +321,12 @@ def heavy_part_absent(t, b):
 def heavy_part_stale(t, b):
     binary = copy_alone(t, b, probe=b.probe)
     shutil.copy(b.other_build_probe, os.path.join(os.path.dirname(binary), "libkd_probe_heavy.so"))
-    r = run_beside_build(t, b, "--device", "cpu", "--layers", "L1,L6", binary=binary)
+    r = t.run_kd("--device", "cpu", "--layers", "L1,L6", binary=binary)
     t.assertIn("libkd_probe_heavy.so is from another build of the suite than libkd_probe.so", message(r), shown(r))
     t.assertTrue(r.report["pytorch"]["loaded"], shown(r))
     assert_suite_incomplete(t, b, r, "kd_probe_heavy")
     # The probe itself from that earlier build: refused before it is used, as the suite's gap too.
-    old = run_beside_build(t, b, "--device", "cpu", binary=copy_alone(t, b, probe=b.other_build_probe, folder=t.dir + "/old"))
+    old = t.run_kd("--device", "cpu", binary=copy_alone(t, b, probe=b.other_build_probe, folder=t.dir + "/old"))
     t.assertIn("the LibTorch probe is from another build of the suite", message(old), shown(old))
     assert_suite_incomplete(t, b, old, "kd_probe kernodeck-diagnostic")
     return r
@@ -692,3 +705,37 @@ def broken_contract(t, b):
      builds=("cuda",), machine="gpu")
 def matmul_floor(t, b):
     return t.run_kd("--layers", "L6", "--min-matmul-fraction", "1", binary=b.bin)
+
+
+# --- 17: a rank of the job that never joins (L8's process group, Gloo on the CPU) ------------------
+
+@row("COLLECTIVE_UNREACHABLE", 17, "L8.join", "L8 in a job of 2 ranks whose rank 1 never starts (Gloo, --device cpu, "
+     "--timeout 5): rank 0 ends within 10 s naming rank 1", builds=PROBE)
+def rank_never_joins(t, b):
+    if not b.collective:
+        t.skipTest("this LibTorch does not export its Gloo process group: L8 cannot run on it")
+    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(rendezvous_port()), "WORLD_SIZE": "2",
+           "RANK": "0", "LOCAL_RANK": "0"}
+    r = t.run_kd("--device", "cpu", "--layers", "L8", "--timeout", "5", binary=b.bin, env=env)
+    t.assertLess(r.seconds, 10.0, shown(r))
+    t.assertEqual(r.report["collective"]["join"]["missing_ranks"], [1], shown(r))
+    t.assertRegex(message(r), r"^rank 1 did not join within \d+\.\d s$")
+    t.assertIn("never started", r.report["error"]["cause"])
+    return r
+
+
+# --- 18: an unhealthy GPU (GPU only: L2's health test reads the NVML facts of the GPU it runs on) ----
+
+@row("GPU_UNHEALTHY", 18, "L2.health", "the stand-in NVML (tests/fake_nvml) at GPU 0's PCI address reports 3 "
+     "uncorrected ECC errors", builds=("cuda",), machine="gpu")
+def gpu_unhealthy(t, b):
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        t.skipTest("no nvidia-smi to read GPU 0's PCI address")
+    pci = subprocess.run([smi, "--query-gpu=pci.bus_id", "--format=csv,noheader", "-i", "0"], capture_output=True,
+                         text=True, timeout=30).stdout.strip()
+    env = {**os.environ, "LD_LIBRARY_PATH": b.fake_nvml_full + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""),
+           "KD_FAKE_NVML": "ecc", "KD_FAKE_NVML_GPU1_PCI": pci}
+    r = t.run_kd(binary=b.bin, env=env)
+    t.assertIn("3 uncorrected ECC errors", message(r), shown(r))
+    return r

@@ -134,7 +134,8 @@ class Aggregate(DiagnosticTest):
     def test_usage_errors(self):
         for args, message in (((), "aggregate needs at least one report"),
                               (("x.json", "--device", "cpu"), "unknown argument '--device'"),
-                              (("x.json", "--output"), "--output needs a file name")):
+                              (("x.json", "--output"), "--output needs a value"),
+                              (("x.json", "--output="), "--output needs a file name")):
             p = subprocess.run([BIN, "aggregate", *args], capture_output=True, text=True, timeout=60)
             self.assertEqual(p.returncode, 2, args)
             self.assertIn(message, p.stderr)

@@ -69,6 +69,24 @@ class ConformanceChain(CTestCase):
         self.assertIn("Verdict: CPU_CHECK_PASSED (exit 0)", run.output("conformance.L3"))
         self.assertIn("product and gradient verified on cpu, loss 196", run.output("conformance.L3"))
 
+    @needs_probe
+    def test_an_injected_fault_is_marked_in_junit(self):
+        # A diagnostic that injects a test-only fault (as a KD_CONFORMANCE_BIN wrapper would): L3 fails, and CTest's
+        # JUnit message says the failure was injected; the layers the fault never reached pass, marked in their output.
+        wrapper = os.path.join(self.dir, "injecting-diagnostic")
+        with open(wrapper, "w") as f:
+            f.write(f'#!/bin/sh\nexec "{BIN}" --inject-fault wrong-product "$@"\n')
+        os.chmod(wrapper, 0o755)
+        run = self.ctest(self.settings_dir("injected", KD_CONFORMANCE_DEVICE="cpu", KD_CONFORMANCE_BIN=wrapper),
+                         "-R", r"^conformance\.L3$")
+        self.assertEqual(run.status("conformance.L3"), "fail", run.out)
+        message = run.cases["conformance.L3"].find("failure").get("message")
+        self.assertIn("Verdict: CHECK_FAILED .* at stage L3.product .injected fault ", message)
+        mark = "[injected fault wrong-product: test only, not a diagnosis]"
+        self.assertIn("Verdict: CHECK_FAILED (exit 8) at stage L3.product " + mark, run.output("conformance.L3"))
+        self.assertEqual(run.status("conformance.L1"), "run", run.out)
+        self.assertIn("Verdict: SELECTED_TESTS_PASSED (exit 0) " + mark, run.output("conformance.L1"))
+
     def test_a_layer_alone_runs_its_earlier_layers_first(self):
         run = self.ctest(self.build_conformance_dir(), "-R", r"^conformance\.L2$")
         self.assertEqual(sorted(run.cases), ["conformance.L1", "conformance.L2"], run.out)
@@ -113,8 +131,9 @@ class ConformanceAfterAPartialBuild(CTestCase):
         out = run.output("conformance.L4")
         self.assertEqual(run.status("conformance.L4"), "fail", run.out)
         self.assertIn("Verdict: SUITE_INCOMPLETE (exit 19) at stage L1.import", out)
-        self.assertRegex(out, r"build it with: cmake --build \S+ --target kd_probe_heavy")
-        self.assertRegex(out, r"next: +cmake --build \S+ --target kd_probe_heavy")
+        command = f"cmake --build {os.path.relpath(BUILD, SOURCE)} --target kd_probe_heavy"  # as seen from the checkout
+        self.assertIn("; build it with: " + command, out)
+        self.assertIn("next:  " + command, out)
         self.assertNotRegex(out, r"TORCH_MISSING|TORCH_IMPORT_FAILED")
         self.assertIn("SUITE_INCOMPLETE at L1.import", run.cases["conformance.L4"].find("failure").get("message"))
         self.assertEqual(run.status("conformance.L5"), "notrun", run.out)

@@ -10,7 +10,7 @@ import time
 import unittest
 import zipfile
 
-from kd import BIN, BUILD, DiagnosticTest, needs_probe, validate
+from kd import BIN, BUILD, FULL, DiagnosticTest, job_events, job_plan, needs_probe, validate
 from test_app import MODEL, PACKAGE, ModelTest
 
 
@@ -203,19 +203,21 @@ class CommandLineGaps(DiagnosticTest):
         target = os.path.join(self.dir, "victim")
         os.mkdir(target)
         # A run plan made by hand, as this tool writes one for L4's stop/resume batch job.
-        plan = {"plan_version": 1, "options": {"batch_job": target, "device": "cpu"}}
+        plan = job_plan("batch_job", {"device": "cpu"}, job_folder=target)
         plan_file = os.path.join(self.dir, "plan.json")
         with open(plan_file, "w") as f:
             json.dump(plan, f)
-        proc = subprocess.run([BIN, "--kd-plan", plan_file], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([FULL, "--kd-plan", plan_file], capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 2, proc.stderr)
-        self.assertIn("the batch job is internal", proc.stderr)
+        [failed] = job_events(proc.stdout)["job_failed"]
+        self.assertEqual(failed["code"], "USAGE_ERROR")
+        self.assertIn("the batch job is internal", failed["message"])
         self.assertEqual(os.listdir(target), [])
 
     def test_a_plan_that_is_not_one_is_a_usage_error(self):
         bad = os.path.join(self.dir, "plan.json")
         with open(bad, "w") as f:
-            f.write('{"plan_version": 1, "options": {"device": 3}}')
+            f.write('{"plan_version": 2, "role": {"kind": "worker"}, "options": {"device": 3}}')
         proc = subprocess.run([BIN, "--kd-plan", bad], capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn("--kd-plan is internal", proc.stderr)
@@ -348,3 +350,18 @@ class WorkerEnd(Leftovers):
             time.sleep(0.05)
         self.assertEqual(self.processes_of_this_run(), [])
         self.assertNothingLeft()
+
+    def test_asked_to_wait_for_the_gpu_release_the_run_ends_after_its_worker(self):
+        # --wait-for-gpu-release (CTest's layer tests; automatic for a GPU not in the default compute mode): the
+        # supervisor exits only once its worker is gone, its descriptors closed and its GPU context released.
+        r = self.run_kd("--device", "cpu", "--inject-fault", "slow-exit", "--wait-for-gpu-release", env=self.env)
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        self.assertTrue(r.report["requested"]["wait_for_gpu_release"])
+        self.assertGreaterEqual(r.seconds, 3)
+        self.assertEqual(self.processes_of_this_run(), [])  # at once: nothing left to wait for
+        self.assertNothingLeft()
+
+    def test_each_conformance_test_waits_for_the_gpu_release(self):
+        out = subprocess.run([os.path.join(os.environ["KD_SOURCE_DIR"], "ctest", "run-layer"), "echo", "L2", "cuda"],
+                             capture_output=True, text=True, timeout=10).stdout
+        self.assertEqual(out.split(), ["--layers", "L2", "--device", "cuda", "--wait-for-gpu-release"])

@@ -37,7 +37,7 @@ class Install(DiagnosticTest):
         self.assertTrue(os.path.islink(link))
         self.assertEqual(os.path.realpath(link), os.path.join(self.libexec, "kernodeck-diagnostic"))
         self.assertEqual(os.path.exists(os.path.join(self.libexec, "libkd_probe.so")), HAVE_PROBE)
-        self.assertTrue(os.path.exists(os.path.join(self.libexec, "libkd_diagnostic_heavy.so")))  # L4-L8, aggregate
+        self.assertTrue(os.access(os.path.join(self.libexec, "kernodeck-diagnostic-full"), os.X_OK))  # L4-L8, aggregate
         self.assertEqual(read(os.path.join(self.share, "schema", "report.schema.json")),
                          read(os.path.join(SOURCE, "schema", "report.schema.json")))
         for name in ("github-actions.yml", "gitlab-ci.yml", "ctest-gpus.json", "kubernetes/kernodeck-job.yaml",
@@ -65,8 +65,14 @@ class Install(DiagnosticTest):
         self.assertNotIn(BUILD, proc.stderr, "the installed diagnostic searched or loaded something in the build tree")
         if HAVE_PROBE:
             self.assertIn(f"file={self.libexec}/libkd_probe.so", proc.stderr)  # the worker loaded the installed probe
-        # The installed heavy part is the one loaded: its stamp names the installed diagnostic's build ID.
-        self.assertIn(f"file={self.libexec}/libkd_diagnostic_heavy.so", proc.stderr)
+
+    def test_installed_full_program_takes_the_runs_that_need_it(self):
+        # --layers L6 is kernodeck-diagnostic-full's: the installed one, beside the installed diagnostic, runs it.
+        proc, report = self.loader_trace(os.path.join(self.prefix, "bin", "kernodeck-diagnostic"), "--device", "cpu",
+                                         "--layers", "L6")
+        self.assertNotEqual(report["code"], "SUITE_INCOMPLETE", proc.stdout[-3000:])
+        self.assertNotIn(BUILD, proc.stderr)
+        self.assertIn(f"{self.libexec}/kernodeck-diagnostic-full", proc.stderr)
 
     def test_the_trace_would_show_the_build_tree(self):
         # The control: the same trace of the build's own binary names the build tree.

@@ -1,15 +1,18 @@
 """The verdict listener, driven by real GoogleTest events from a program of synthetic tests."""
 import json
+import os
 import subprocess
+import tempfile
 import unittest
+import xml.etree.ElementTree as ET
 
 from kd import BUILD
 
 CASES = BUILD.listener_cases
 
 
-def run(*args):
-    proc = subprocess.run([CASES, *args], capture_output=True, text=True, timeout=60)
+def run(*args, env=None):
+    proc = subprocess.run([CASES, *args], capture_output=True, text=True, timeout=60, env=env)
     events = [json.loads(l[6:]) for l in proc.stdout.splitlines() if l.startswith("EVENT ")]
     end = [e for e in events if e["ev"] == "end"][-1]
     return proc, events, end
@@ -76,6 +79,18 @@ class Listener(unittest.TestCase):
         _, _, end = run("--gtest_filter=SetupFails.*")
         self.assertEqual(end["failure"]["code"], "GPU_UNAVAILABLE")
         self.assertEqual(end["failure"]["stage"], "L2.gpu_available")
+
+    def test_an_injected_fault_is_a_property_of_the_run_and_of_each_failing_test(self):
+        with tempfile.TemporaryDirectory() as folder:
+            xml = os.path.join(folder, "out.xml")
+            run("--gtest_filter=Pass.One:Fail.WithCode:Skip.Plain", f"--gtest_output=xml:{xml}",
+                env={**os.environ, "KD_LISTENER_INJECTED_FAULT": "wrong-product"})
+            root = ET.parse(xml).getroot()
+        self.assertEqual(root.get("injected_fault"), "wrong-product")
+        marked = {c.get("name"): {p.get("name"): p.get("value") for p in c.iter("property")} for c in root.iter("testcase")}
+        self.assertEqual(marked["WithCode"], {"code": "CHECK_FAILED", "stage": "L3.product", "injected_fault": "wrong-product"})
+        self.assertNotIn("injected_fault", marked["One"])  # only the failure it caused, beside its code
+        self.assertNotIn("injected_fault", marked["Plain"])
 
     def test_fail_fast_keeps_the_first_failure(self):
         _, events, end = run("--gtest_filter=Fail.WithCode:Fail.SecondWithCode:Pass.*", "--gtest_fail_fast")

@@ -1,13 +1,12 @@
 """One LibTorch per build, on a machine that has two: Debian's libtorch-dev and a pip LibTorch.
 
 Configuring against the pip one with Torch_DIR once took Debian's Caffe2 config and built the probe without its
-GPU code, silently. Run as a script: exit 77 (ctest's SKIP_RETURN_CODE: a visible skip) where the machine lacks
-one of the two, since then there is nothing to mix."""
+GPU code, silently. Where the machine lacks one of the two there is nothing to mix: the test skips, and the module
+with it (run_module.py: a CTest skip)."""
 import glob
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 
@@ -26,6 +25,8 @@ DEBIAN = next(iter(glob.glob("/usr/lib/*/cmake/Torch/TorchConfig.cmake")), None)
 PIP = pip_torch()
 
 
+@unittest.skipUnless(DEBIAN and PIP, f"needs Debian's libtorch-dev ({DEBIAN or 'absent'}) and the private pip LibTorch "
+                     f"({PIP or 'absent'}) together")
 class OneLibTorch(unittest.TestCase):
     def test_a_pip_libtorch_chosen_by_torch_dir_takes_nothing_from_debians(self):
         build = tempfile.mkdtemp(prefix="kd-one-libtorch-")
@@ -46,8 +47,4 @@ class OneLibTorch(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    if not (DEBIAN and PIP):
-        print(f"skipped: needs Debian's libtorch-dev ({DEBIAN or 'absent'}) and the private pip LibTorch "
-              f"({PIP or 'absent'}) together")
-        sys.exit(77)
-    unittest.main(verbosity=2)
+    unittest.main()

@@ -19,6 +19,7 @@ class SummaryMarkdown(DiagnosticTest):
         text = read(md)
         self.assertIn("### kernodeck-diagnostic: ✅ `CPU_CHECK_PASSED`", text)
         self.assertIn("| Verdict | `CPU_CHECK_PASSED` (exit 0), passed |", text)
+        self.assertNotIn("injected", text)
         self.assertIn("| Stage | `L3.gradients` |", text)  # the last step that passed: synchronize is skipped on a CPU
         self.assertEqual(r.report["stage"], "L3.gradients")
         self.assertIn("| Next action | conclude nothing about CUDA or ROCm |", text)
@@ -28,6 +29,17 @@ class SummaryMarkdown(DiagnosticTest):
         for layer in ("L1", "L2", "L3"):
             self.assertRegex(text, rf"\n\| {layer} \| [^|]+\| passed \| \d+/\d+ \|")
         self.assertNotIn(self.dir, text, "the summary names no path")
+
+    @needs_probe
+    def test_an_injected_fault_is_marked_in_the_heading_and_the_verdict(self):
+        md = self.md_path()
+        r = self.run_kd("--device", "cpu", "--inject-fault", "oom", "--summary-md", md)
+        self.assertVerdict(r, "OUT_OF_MEMORY", 9, "L3.product")
+        text = read(md)
+        self.assertTrue(text.startswith("### kernodeck-diagnostic: ❌ `OUT_OF_MEMORY` — injected fault oom: test only, "
+                                        "not a diagnosis\n"), text)
+        self.assertIn("| Verdict | `OUT_OF_MEMORY` (exit 9), **failed** — **injected fault oom: test only, not a "
+                      "diagnosis** |", text)
 
     def test_default_run_summary_names_the_failing_code_and_stage(self):
         code, exit_code = expected_default_code()
@@ -45,7 +57,8 @@ class SummaryMarkdown(DiagnosticTest):
             self.assertIn(f"| Error | {error['message']} |", plain)
         if error["cause"] is not None:  # the terminal's cause, not the raw message
             self.assertIn(f"| Cause | {error['cause']} |", plain)
-            self.assertIn(f"  cause: {error['cause']}\n", r.stdout)
+            self.assertIn(f"| Signature | `{error['signature']}` |", plain)
+            self.assertIn(f"  cause: {error['cause']} [{error['signature']}]\n", r.stdout)
         self.assertIn(f"  next:  {r.report['next_action']}\n", r.stdout)  # the same next action as the terminal
 
     def test_existing_file_is_never_overwritten(self):

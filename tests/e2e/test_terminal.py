@@ -1,6 +1,7 @@
 """What a person sees on the terminal (issue "First contact"): one line per layer, GoogleTest's own output only
 with --verbose, --quiet, --version, colour (a pseudo-terminal, NO_COLOR, --color), --output -, --help, and the
 README's sample output against a real run."""
+import glob
 import json
 import os
 import pty
@@ -46,13 +47,21 @@ def normalized(text):
     return [l.rstrip() for l in text.strip("\n").splitlines() if not l.startswith("Report: ")]
 
 
+SAMPLE = re.compile(r"<!-- sample: (\S+)(?: log: (\S+))? -->\s*```\n(.*?)```", re.S)
+
+
+def samples(path):
+    """[(name, log, text)]: the code blocks that follow '<!-- sample: NAME log: LOG -->' in a Markdown file (LOG
+    relative to it, or None when the marker names none)."""
+    with open(path) as f:
+        return SAMPLE.findall(f.read())
+
+
 def readme_sample(name):
-    """The code block that follows '<!-- sample: NAME -->' in README.md."""
-    with open(os.path.join(ROOT, "README.md")) as f:
-        readme = f.read()
-    m = re.search(r"<!-- sample: " + re.escape(name) + r" -->\s*```\n(.*?)```", readme, re.S)
-    assert m, f"README.md has no sample '{name}'"
-    return m[1]
+    """The text of README.md's sample NAME."""
+    found = [text for n, _, text in samples(os.path.join(ROOT, "README.md")) if n == name]
+    assert found, f"README.md has no sample '{name}'"
+    return found[0]
 
 
 @needs_probe
@@ -83,6 +92,20 @@ class Terminal(DiagnosticTest):
         self.assertNotEqual(r.rc, 0)
         self.assertEqual(r.stdout.count("\n"), 1, r.stdout)
         self.assertRegex(r.stdout, r"^Verdict: [A-Z_]+ \(exit %d\) at stage L2\.\w+\n$" % r.rc)
+
+    def test_an_injected_fault_is_marked_wherever_the_verdict_is_shown(self):
+        mark = " [injected fault wrong-product: test only, not a diagnosis]"
+        r = self.run_kd("--device", "cpu", "-q", "--inject-fault", "wrong-product")
+        self.assertVerdict(r, "CHECK_FAILED", 8, "L3.product")
+        self.assertEqual(r.stdout, "Verdict: CHECK_FAILED (exit 8) at stage L3.product" + mark + "\n")
+        r = self.run_kd("--device", "cpu", "--inject-fault", "wrong-product")
+        self.assertIn("\nVerdict: CHECK_FAILED (exit 8) at stage L3.product" + mark + "\n", r.stdout)
+        self.assertIn("  warning: test-only fault injection 'wrong-product' was active: this is not a diagnosis", r.stdout)
+        # A run whose selection the fault never reached passes, marked all the same: it is no machine's result.
+        r = self.run_kd("--device", "cpu", "-q", "--layers", "L1", "--inject-fault", "wrong-product")
+        self.assertEqual(r.stdout, "Verdict: SELECTED_TESTS_PASSED (exit 0)" + mark + "\n")
+        r = self.run_kd("--device", "cpu", "-q")
+        self.assertNotIn("injected", r.stdout)
 
     def test_verbose_and_quiet_together_are_a_usage_error(self):
         r = self.run_kd("-v", "-q", report=False)
@@ -154,6 +177,21 @@ class Colour(DiagnosticTest):
         self.assertEqual(r.rc, 2)
 
 
+class SampleLogs(unittest.TestCase):
+    def test_every_sample_is_quoted_verbatim_from_the_log_it_names(self):
+        # A sample shows real output: each names its committed log, and its lines are that log's, as they are.
+        files = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+        names = []
+        for path in files:
+            for name, log, text in samples(path):
+                with self.subTest(file=os.path.relpath(path, ROOT), sample=name):
+                    self.assertTrue(log, "the sample names no log")
+                    with open(os.path.join(os.path.dirname(path), log)) as f:
+                        self.assertIn(text, f.read())
+                names.append(name)
+        self.assertGreaterEqual(set(names), {"cpu-pass", "no-driver", "two-gpus"})
+
+
 @needs_probe
 class ReadmeSamples(DiagnosticTest):
     """README.md shows real output: the samples are compared with a run here, line by line."""
@@ -168,6 +206,9 @@ class ReadmeSamples(DiagnosticTest):
     def test_the_no_driver_sample(self):
         r = self.run_kd()
         self.assertVerdict(r, "GPU_UNAVAILABLE", 6, "L2.gpu_available")
+        host = r.report["host"]
+        if not host["container"]["detected"] or host["nvidia"]["device_nodes"]:  # the cause is the machine's own
+            self.skipTest("the sample is a container started without its GPUs; this machine is not one")
         self.assertEqual(normalized(r.stdout), normalized(readme_sample("no-driver")))
 
 

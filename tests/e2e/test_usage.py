@@ -2,7 +2,63 @@
 import subprocess
 import unittest
 
-from kd import BIN, DiagnosticTest, needs_probe
+from kd import BIN, FULL, DiagnosticTest, needs_probe
+
+# Every test, in the contract's order: suites/layers.cpp's one list. Both programs register it whatever their
+# link order and unity steps (kernodeck-diagnostic links L1-L3's code only, kernodeck-diagnostic-full every layer's).
+CONTRACT_ORDER = """L1_RuntimeImport.
+  RuntimeFacts
+  LibTorchLoads
+  PythonTorch
+L2_BackendDevice.
+  BackendDeclared
+  GpuAvailable
+  DeviceIndex
+  DeviceProperties
+  Health
+L3_TinyOp.
+  Inputs
+  Product
+  Loss
+  Gradients
+  Synchronize
+L4_App.
+  Embeddings
+  TrainingStep
+  ExtensionLoad
+  ModelLoad
+  ModelContract
+  AcrossDevices
+  AcrossDevicesModel
+  StopResume
+L5_Memory.
+  Phases
+  Steps
+  EmptyCache
+  Growth
+  OperatingRange
+L6_Timing.
+  Segments
+  CopyBandwidth
+  MatmulBf16
+  MatmulFp32
+  MatmulTf32
+L7_Peer.
+  Copy
+  Bandwidth
+  AllReduce
+L8_Collective.
+  Join
+  AllReduce
+  Broadcast
+  Barrier
+  Bandwidth
+"""
+
+
+def listing(binary, *args):
+    proc = subprocess.run([binary, *args, "--gtest_list_tests"], capture_output=True, text=True, timeout=30)
+    return proc.returncode, proc.stdout
 
 
 class Usage(DiagnosticTest):
@@ -19,6 +75,15 @@ class Usage(DiagnosticTest):
         self.assertEqual(proc.returncode, 0)
         suites = [l.rstrip(".") for l in proc.stdout.splitlines() if l and not l.startswith(" ")]
         self.assertEqual(suites, ["L1_RuntimeImport", "L2_BackendDevice", "L3_TinyOp"])
+
+    def test_both_programs_list_every_test_in_the_contracts_order(self):
+        for binary in (BIN, FULL):
+            self.assertEqual(listing(binary, "--full"), (0, CONTRACT_ORDER), binary)
+        # GoogleTest's shuffle cannot reorder them (refused, the order is the contract), and a filter keeps the order.
+        for args in (("--layers", "L6,L2"), ("--gtest_filter=L8_*:L1_*:L5_Memory.Growth",)):
+            self.assertEqual(listing(BIN, *args), listing(FULL, *args), args)
+        self.assertEqual(listing(BIN, "--gtest_filter=L8_*:L1_*")[1].splitlines()[0], "L1_RuntimeImport.")
+        self.assertEqual(listing(BIN, "--full", "--gtest_shuffle")[0], 2)
 
     @needs_probe
     def test_selection_that_only_skips_checked_nothing(self):

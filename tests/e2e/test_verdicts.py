@@ -25,6 +25,20 @@ class DefaultRun(DiagnosticTest):
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         self.assertEqual(props.get("code"), "CHECK_FAILED")
         self.assertEqual(props.get("stage"), "L3.product")
+        # The fault was injected (test only): said beside the code, and on the whole run.
+        self.assertEqual(props.get("injected_fault"), "wrong-product")
+        self.assertEqual(ET.parse(xml).getroot().get("injected_fault"), "wrong-product")
+
+    @needs_probe
+    def test_gtest_json_marks_an_injected_fault_beside_the_code(self):
+        path = os.path.join(self.dir, "out.json")
+        r = self.run_kd("--device", "cpu", "--inject-fault", "runtime-error", f"--gtest_output=json:{path}")
+        self.assertVerdict(r, "RUNTIME_ERROR", 9, "L3.product")
+        with open(path) as f:
+            doc = json.load(f)
+        self.assertEqual(doc.get("injected_fault"), "runtime-error")
+        failed = [t for s in doc["testsuites"] for t in s["testsuite"] if t.get("failures")]
+        self.assertEqual([(t["code"], t.get("injected_fault")) for t in failed], [("RUNTIME_ERROR", "runtime-error")])
 
     def test_gtest_json_carries_the_code_of_the_failing_test(self):
         code, exit_code = expected_default_code()
@@ -39,6 +53,7 @@ class DefaultRun(DiagnosticTest):
         self.assertEqual(len(failed), 1, failed)
         self.assertEqual(failed[0].get("code"), code)
         self.assertEqual(failed[0].get("stage"), r.report["stage"])
+        self.assertNotIn("injected_fault", failed[0])  # a real failure is never marked
 
     def test_a_machine_without_a_driver_gets_the_hint(self):
         code, exit_code = expected_default_code()
@@ -46,10 +61,20 @@ class DefaultRun(DiagnosticTest):
         self.assertVerdict(r, code, exit_code)
         if code != "GPU_UNAVAILABLE" or "Found no NVIDIA driver" not in r.report["error"]["message"]:
             self.skipTest("this machine has an NVIDIA driver")  # visible, not a pass
-        self.assertIn("no NVIDIA driver is visible", r.report["error"]["cause"])
-        self.assertIn("--gpus all", r.report["next_action"])  # the specific one replaces the code's own
+        # Which signature, the machine's own facts say (docs/signatures.md): a container without /dev/nvidia* nodes,
+        # a kernel driver without its library, or no driver at all.
+        host = r.report["host"]
+        if host["container"]["detected"] and not host["nvidia"]["device_nodes"]:
+            want, words, action = "container-without-gpus", "started without its GPUs", "--gpus all"
+        elif host["nvidia"]["kernel_driver_version"]:
+            want, words, action = "libcuda-not-found", "libcuda.so.1 is not found", "user-space libraries"
+        else:
+            want, words, action = "no-driver", "no NVIDIA driver is loaded", "install the NVIDIA driver"
+        self.assertEqual(r.report["error"]["signature"], want)
+        self.assertIn(words, r.report["error"]["cause"])
+        self.assertIn(action, r.report["next_action"])  # the specific one replaces the code's own
         self.assertEqual(r.report["error"]["next_action"], r.report["next_action"])
-        self.assertIn("next:  install the NVIDIA driver", r.stdout)
+        self.assertIn(f"[{want}]", r.stdout)
 
 
 class SkipKinds(DiagnosticTest):

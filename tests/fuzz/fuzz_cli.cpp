@@ -42,13 +42,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& l : o->layers) check(std::find(kLayers.begin(), kLayers.end(), l) != kLayers.end());
   if (o->plan) return 0;  // started on a plan: main() reads the options from it
 
-  kd::Options sent = *o;
-  sent.worker_fd = 3;
-  const auto again = kd::options_from_plan(kd::plan_document(sent));
-  const auto* w = std::get_if<kd::Options>(&again);
-  check(w != nullptr);
+  kd::Plan sent{kd::Role{}, *o};
+  sent.role.event_fd = 3;
+  const auto again = kd::plan_from_document(kd::plan_document(sent));
+  const auto* plan = std::get_if<kd::Plan>(&again);
+  check(plan != nullptr);
+  const kd::Options* w = &plan->options;
   check(w->all_devices == o->all_devices && w->device_list == o->device_list);
-  check(w->worker_fd == 3 && w->device == o->device && w->device_index == o->device_index);
+  check(plan->role.event_fd == 3 && w->device == o->device && w->device_index == o->device_index);
   check(w->layers == o->layers && w->fault == o->fault && w->gtest_args == o->gtest_args);
   check(w->memory_fraction == o->memory_fraction);
   check(!o->memory_fraction || (*o->memory_fraction > 0 && *o->memory_fraction <= 1));

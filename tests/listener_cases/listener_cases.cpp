@@ -1,6 +1,7 @@
 // Synthetic tests that drive the real VerdictListener through real GoogleTest events.
 // tests/e2e/test_listener.py runs this with filters and reads the "EVENT {...}" lines.
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -31,11 +32,13 @@ TEST(LaterSkip, Plain) { GTEST_SKIP() << "not supported here either"; }  // regi
 
 TEST_F(SetupFails, Body) { kd::fail_test("CHECK_FAILED", "L3.product", "after the setup failure"); }
 
+// KD_LISTENER_INJECTED_FAULT: the listener is told of a test-only fault injection, as the worker is of --inject-fault.
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
+  const char* fault = std::getenv("KD_LISTENER_INJECTED_FAULT");
   testing::UnitTest::GetInstance()->listeners().Append(new kd::VerdictListener([](const kd::events::Event& ev) {
     std::printf("EVENT %s\n", kd::events::to_json(ev).dump().c_str());
     std::fflush(stdout);
-  }));
+  }, fault ? fault : ""));
   return RUN_ALL_TESTS() == 0 ? 0 : 1;
 }

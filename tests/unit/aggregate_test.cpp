@@ -223,9 +223,9 @@ TEST(AggregateText, ControlCharactersFromAReportNeverAct) {
 
 TEST(AggregateCommandLine, InputsAndOptions) {
   auto parsed = parse_aggregate_command_line({"a.json", "--output", "agg.json", "dir/", "--summary-md=s.md", "--", "--odd.json"});
-  ASSERT_TRUE(std::holds_alternative<AggregateOptions>(parsed));
-  const auto& o = std::get<AggregateOptions>(parsed);
-  EXPECT_EQ(o.inputs, (std::vector<std::string>{"a.json", "dir/", "--odd.json"}));
+  ASSERT_TRUE(std::holds_alternative<Options>(parsed));
+  const auto& o = std::get<Options>(parsed);
+  EXPECT_EQ(o.reports, (std::vector<std::string>{"a.json", "dir/", "--odd.json"}));
   EXPECT_EQ(o.output, "agg.json");
   EXPECT_EQ(o.summary_md, "s.md");
   EXPECT_TRUE(std::holds_alternative<HelpRequested>(parse_aggregate_command_line({"--help"})));
@@ -238,7 +238,7 @@ TEST(AggregateCommandLine, UsageErrors) {
   };
   EXPECT_EQ(error({}), "aggregate needs at least one report: a file or a folder of them");
   EXPECT_EQ(error({"--output", "x.json"}), "aggregate needs at least one report: a file or a folder of them");
-  EXPECT_EQ(error({"a.json", "--output"}), "aggregate: --output needs a file name");
+  EXPECT_EQ(error({"a.json", "--output"}), "aggregate: --output needs a value");
   EXPECT_EQ(error({"a.json", "--output="}), "aggregate: --output needs a file name");
   EXPECT_EQ(error({"a.json", "--output", "x", "--output", "y"}), "aggregate: --output is given more than once: give it once");
   EXPECT_EQ(error({"a.json", "--device", "cpu"}), "aggregate: unknown argument '--device' (see aggregate --help)");

@@ -26,13 +26,14 @@ Options parse_ok(const std::vector<std::string>& args, const std::vector<std::st
 }
 
 // What a worker started on o's run plan reads (the supervisor's own fields stay behind).
-Options through_plan(const Options& o, int event_fd) {
-  Options sent = o;
-  sent.worker_fd = event_fd;
-  auto back = options_from_plan(plan_document(sent));
+Plan through_plan(const Options& o, int event_fd, const std::string& run_id = "") {
+  Role role;
+  role.event_fd = event_fd;
+  role.run_id = run_id;
+  auto back = plan_from_document(plan_document({role, o}));
   if (const auto* why = std::get_if<std::string>(&back)) ADD_FAILURE() << "the plan does not read back: " << *why;
-  const auto* w = std::get_if<Options>(&back);
-  return w ? *w : Options{};
+  const auto* w = std::get_if<Plan>(&back);
+  return w ? *w : Plan{};
 }
 
 std::string usage_error(const std::vector<std::string>& args, const std::vector<std::string>& layers = kLayers) {
@@ -54,7 +55,7 @@ TEST(Cli, DefaultsCheckGpuZeroWithThirtySeconds) {
   EXPECT_TRUE(o.gtest_args.empty());
   EXPECT_EQ(o.fault, "");
   EXPECT_FALSE(o.in_process);
-  EXPECT_EQ(o.worker_fd, -1);
+  EXPECT_FALSE(o.plan.has_value());
 }
 
 TEST(Cli, SpaceAndEqualsSpellingsGiveTheSameOptions) {
@@ -267,8 +268,8 @@ TEST(Cli, VerboseQuietColourVersionAndTheReportOnStdout) {
   EXPECT_EQ(usage_error({"--summary-md", "-"}), "--summary-md needs a file name: '-' (stdout) is --output's");
   EXPECT_EQ(usage_error({"-x"}), "unknown argument '-x'");  // main() adds the pointer to --help, once
   // The worker keeps GoogleTest's printer only when asked; it never needs --quiet or --color (the supervisor prints).
-  EXPECT_TRUE(through_plan(parse_ok({"-v"}), 7).verbose);
-  EXPECT_FALSE(through_plan(parse_ok({"-q"}), 7).verbose);
+  EXPECT_TRUE(through_plan(parse_ok({"-v"}), 7).options.verbose);
+  EXPECT_FALSE(through_plan(parse_ok({"-q"}), 7).options.verbose);
 }
 
 TEST(Cli, HelpWinsWhereverItStands) {
@@ -290,8 +291,11 @@ TEST(Cli, UsageTextListsEveryOptionAndExitCode) {
 }
 
 void expect_worker_sees_the_same(const Options& user) {
-  const Options worker = through_plan(user, 7);
-  EXPECT_EQ(worker.worker_fd, 7);
+  const Plan plan = through_plan(user, 7, "0123456789abcdef");
+  const Options& worker = plan.options;
+  EXPECT_EQ(plan.role.kind, ProcessRole::Worker);
+  EXPECT_EQ(plan.role.event_fd, 7);
+  EXPECT_EQ(plan.role.run_id, "0123456789abcdef");
   EXPECT_EQ(worker.device, user.device);
   EXPECT_EQ(worker.device_index, user.device_index);
   EXPECT_EQ(worker.layers, user.layers);
@@ -301,7 +305,6 @@ void expect_worker_sees_the_same(const Options& user) {
   EXPECT_EQ(worker.model, user.model);
   EXPECT_EQ(worker.input, user.input);
   EXPECT_EQ(worker.extensions, user.extensions);
-  EXPECT_EQ(worker.run_id, user.run_id);
   EXPECT_EQ(worker.min_bandwidth_fraction, user.min_bandwidth_fraction);
   EXPECT_EQ(worker.min_matmul_fraction, user.min_matmul_fraction);
   EXPECT_EQ(worker.memory_fraction, user.memory_fraction);
@@ -333,7 +336,7 @@ TEST(Cli, ModelImpliesTheAppLayersAndBundleStaysWithTheSupervisor) {
   EXPECT_EQ(o.bundle, "out");
   EXPECT_EQ(o.layers, (std::vector<std::string>{"L1", "L2", "L3", "L4"}));
   EXPECT_EQ(parse_ok({"--model", "m.pt", "--input", "s.json", "--layers", "L4"}).layers, (std::vector<std::string>{"L4"}));
-  EXPECT_FALSE(through_plan(o, 3).bundle.has_value());  // the supervisor writes the bundle
+  EXPECT_FALSE(through_plan(o, 3).options.bundle.has_value());  // the supervisor writes the bundle
   expect_worker_sees_the_same(o);
 }
 
@@ -345,10 +348,8 @@ TEST(Cli, ExtensionsRepeatInOrderAndImplyTheAppLayers) {
   expect_worker_sees_the_same(parse_ok({"--extension=--odd.so", "--model", "m.pt", "--input", "s.json"}));
 }
 
-TEST(Cli, TheRunIdReachesTheWorkerAndIsHexOnly) {
-  Options o = parse_ok({});
-  o.run_id = "0123456789abcdef";
-  expect_worker_sees_the_same(o);
+TEST(Cli, TheRunIdReachesTheWorkerInItsPlanOnly) {
+  expect_worker_sees_the_same(parse_ok({}));
   EXPECT_EQ(usage_error({"--kd-run-id", "0123456789abcdef"}), "unknown argument '--kd-run-id'");  // a plan field only
 }
 
@@ -388,7 +389,7 @@ TEST(Cli, CollectiveOptionsGoTogetherAndReachTheWorker) {
   EXPECT_EQ(o.world_size, 4);
   EXPECT_EQ(o.rank, 3);
   EXPECT_EQ(o.min_bus_bandwidth, 12.5);
-  const Options w = through_plan(o, 7);
+  const Options w = through_plan(o, 7).options;
   EXPECT_EQ(w.rendezvous, o.rendezvous);
   EXPECT_EQ(w.world_size, 4);
   EXPECT_EQ(w.rank, 3);
@@ -423,7 +424,7 @@ TEST(Cli, ADeviceIndexListChecksThoseGpusOnly) {
   each.all_devices = false;
   each.device_index = 3;
   each.device_index_given = true;
-  const Options w = through_plan(each, 7);
+  const Options w = through_plan(each, 7).options;
   EXPECT_FALSE(w.all_devices);
   EXPECT_EQ(w.device_index, 3);
   EXPECT_EQ(w.device_list, (std::vector<int>{2, 0, 3}));
@@ -432,12 +433,12 @@ TEST(Cli, ADeviceIndexListChecksThoseGpusOnly) {
 TEST(Cli, FullRunsL8OnlyAsARankAndTheWorkerKnows) {
   const Options full = parse_l8({"--full"});
   EXPECT_TRUE(full.full);
-  EXPECT_TRUE(through_plan(full, 7).full);
+  EXPECT_TRUE(through_plan(full, 7).options.full);
   EXPECT_FALSE(parse_l8({"--layers", "L8"}).full);
-  EXPECT_FALSE(through_plan(parse_l8({"--layers", "L8"}), 7).full);
+  EXPECT_FALSE(through_plan(parse_l8({"--layers", "L8"}), 7).options.full);
   // The GPU of an L8 rank is its local rank unless --device-index is given: the worker must know which.
-  EXPECT_FALSE(through_plan(parse_l8({"--layers", "L8"}), 7).device_index_given);
-  EXPECT_TRUE(through_plan(parse_l8({"--layers", "L8", "--device-index", "0"}), 7).device_index_given);
+  EXPECT_FALSE(through_plan(parse_l8({"--layers", "L8"}), 7).options.device_index_given);
+  EXPECT_TRUE(through_plan(parse_l8({"--layers", "L8", "--device-index", "0"}), 7).options.device_index_given);
 }
 
 TEST(Cli, MemoryFractionIsOptionalAndTakesTinyDecimals) {
@@ -458,7 +459,7 @@ TEST(Cli, DeviceIndexAllChecksEveryGpuAndTheWorkerGetsOneIndex) {
   o.all_devices = false;  // the supervisor picks each GPU in turn (runner/all_devices.cpp)
   o.device_index = 1;
   expect_worker_sees_the_same(o);
-  EXPECT_FALSE(through_plan(o, 3).all_devices);
+  EXPECT_FALSE(through_plan(o, 3).options.all_devices);
 }
 
 TEST(Cli, DeviceIndexAllRefusesWhatCannotBeDoneOncePerGpu) {

@@ -128,9 +128,11 @@ TEST(DeviceMerge, WarningsOnceNamingTheGpusUnlessAllGaveThem) {
 
 TEST(AllDevices, OneRunPerVisibleGpuThenThePeerLayer) {
   std::vector<Options> runs;
+  std::vector<bool> splits_l4;
   Options o;
   o.all_devices = true;
-  auto fake = [&](const Options& w) {
+  auto fake = [&](const Options& w, bool splits) {
+    splits_l4.push_back(splits);
     runs.push_back(w);
     return w.layers == std::vector<std::string>{"L7"} ? peer_report() : gpu_report(w.device_index, 3);
   };
@@ -157,10 +159,10 @@ TEST(AllDevices, LayersPerGpuAndWhenThePeerLayerRuns) {
   int calls = 0;
   Options o;
   o.all_devices = true;
-  check_all_devices(o, [&](const Options& w) { ++calls; return gpu_report(w.device_index, 1); }, [] { return false; });
+  check_all_devices(o, [&](const Options& w, bool) { ++calls; return gpu_report(w.device_index, 1); }, [] { return false; });
   EXPECT_EQ(calls, 1);
   calls = 0;
-  const json m = check_all_devices(o, [&](const Options& w) { ++calls; return gpu_report(w.device_index, 4); },
+  const json m = check_all_devices(o, [&](const Options& w, bool) { ++calls; return gpu_report(w.device_index, 4); },
                                    [&] { return calls >= 2; });
   EXPECT_EQ(calls, 2);
   EXPECT_TRUE(contains(m["warnings"].back().get<std::string>(), "GPUs 2 to 3 were not checked"));
@@ -168,10 +170,12 @@ TEST(AllDevices, LayersPerGpuAndWhenThePeerLayerRuns) {
 
 TEST(AllDevices, AListChecksItsGpusInOrderAndNamesThemByIndex) {
   std::vector<Options> runs;
+  std::vector<bool> splits_l4;
   Options o;
   o.all_devices = true;
   o.device_list = {2, 0};
-  auto fake = [&](const Options& w) {
+  auto fake = [&](const Options& w, bool splits) {
+    splits_l4.push_back(splits);
     runs.push_back(w);
     if (w.layers == std::vector<std::string>{"L7"}) return peer_report();
     return w.device_index == 0 ? gpu_report(0, 4, "CHECK_FAILED", 8, "L3.product") : gpu_report(w.device_index, 4);
@@ -179,7 +183,8 @@ TEST(AllDevices, AListChecksItsGpusInOrderAndNamesThemByIndex) {
   const json m = check_all_devices(o, fake, [] { return false; });
   ASSERT_EQ(runs.size(), 3u);  // GPU 2, GPU 0, then the peer layer over the list
   EXPECT_EQ(runs[0].device_index, 2);
-  EXPECT_TRUE(runs[0].across_devices);
+  EXPECT_TRUE(splits_l4[0]);
+  EXPECT_FALSE(splits_l4[1]);
   EXPECT_EQ(runs[1].device_index, 0);
   EXPECT_EQ(runs[2].device_list, (std::vector<int>{2, 0}));
   EXPECT_EQ(m["devices"].size(), 2u);
@@ -192,11 +197,13 @@ TEST(AllDevices, AListChecksItsGpusInOrderAndNamesThemByIndex) {
 // L8: this machine is one rank of its job, so only GPU 0's worker joins; its facts stay when another GPU decides.
 TEST(AllDevices, OnlyGpuZerosWorkerJoinsTheCollective) {
   std::vector<Options> runs;
+  std::vector<bool> splits_l4;
   Options o;
   o.all_devices = true;
   o.full = true;
   o.layers = {"L1", "L2", "L3", "L8"};
-  auto fake = [&](const Options& w) {
+  auto fake = [&](const Options& w, bool splits) {
+    splits_l4.push_back(splits);
     runs.push_back(w);
     if (w.device_index != 0) return gpu_report(w.device_index, 2, "CHECK_FAILED", 8, "L3.product");
     json r = gpu_report(0, 2);

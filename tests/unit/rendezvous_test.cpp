@@ -1,4 +1,4 @@
-// Where the ranks of a job meet (runner/rendezvous.h): options first, then torchrun's, a Slurm step's
+// Where the ranks of a job meet (fixtures/rendezvous.h): options first, then torchrun's, a Slurm step's
 // and a Kubernetes Indexed Job's variables, with a message naming the variable that is wrong.
 #include "fixtures/rendezvous.h"
 #include "contract/values.h"

@@ -147,7 +147,7 @@ TEST(ReportFields, TheObjectsWrittenThroughRowsHaveARowForEachProperty) {
         "/collective/bandwidth/sizes/*", "/device", "/host", "/host/gpus/*", "/host/nvml", "/host/nvml/gpus/*", "/peer",
         "/peer/copies/*", "/peer/bandwidth", "/peer/bandwidth/pairs/*", "/peer/all_reduce", "/app/across_devices",
         "/app/across_devices/split/*", "/app/across_devices_model", "/app/across_devices_model/split/*",
-        "/memory/range/points/*/processes/*"}) {
+        "/memory/range/points/*/processes/*", "/memory/range/fixed"}) {
     const std::vector<const json*> nodes = nodes_at(object);
     ASSERT_FALSE(nodes.empty()) << object;
     for (const json* node : nodes)
