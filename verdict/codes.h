@@ -32,6 +32,10 @@ enum class Code {
 };
 constexpr Code kLastCode = Code::SuiteIncomplete;  // the codes are 0..kLastCode, in enum order
 
+// A SUITE_INCOMPLETE message ends with this and the command that builds what is missing (fixtures/suite_build.h): that
+// command is the report's next_action (the signature suite-incomplete).
+inline constexpr std::string_view kBuildItWith = "; build it with: ";
+
 struct CodeInfo {
   Code code;
   std::string_view name;         // stable, e.g. "GPU_UNAVAILABLE"

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "fixtures/suite_build.h"
 #include "signature_row.h"
 #include "text_scan.h"
 
@@ -352,12 +351,12 @@ const std::vector<Row>& driver_rows() {
   return rows;
 }
 
-// SUITE_INCOMPLETE's message ends with the command that builds what is missing (fixtures/suite_build.h): that command
+// SUITE_INCOMPLETE's message ends with the command that builds what is missing (kBuildItWith): that command
 // is the next action, when it names the build folder as seen from the checkout (never a path of the machine).
 std::string build_command_in(const std::string& message) {
-  const size_t at = message.rfind(suite::kBuildItWith);
+  const size_t at = message.rfind(kBuildItWith);
   if (at == std::string::npos) return "";
-  const std::string command = message.substr(at + suite::kBuildItWith.size());
+  const std::string command = message.substr(at + kBuildItWith.size());
   return command.find(" /") == std::string::npos && command.find('\n') == std::string::npos ? command : "";
 }
 
