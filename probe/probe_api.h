@@ -4,7 +4,7 @@
 #pragma once
 #include <stdint.h>
 
-#define KD_PROBE_ABI_VERSION 13 // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
+#define KD_PROBE_ABI_VERSION 14 // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
                                 // 6: L5 memory; 7: the peer layer L7; 8: the model's format (AOTInductor packages);
                                 // 9: extension libraries (--extension), an input kept on the host; named model outputs and inputs,
                                 //    forward()'s signature; the operating range's
@@ -14,6 +14,7 @@
                                 //     over a list of GPUs; a model input's rows (the user's model split over GPUs)
                                 // 12: the heavy part in a library of its own (heavy_part), loaded when first needed
                                 // 13: the device's compute mode (the supervisor waits for a GPU not in the default mode to be free)
+                                // 14: KD_ERR_INCOMPLETE (the heavy part not built, or from another build)
 // The one exported symbol: it returns the table. Its name never changes; the table's abi_version says which
 // layout it is (KD_PROBE_ABI_VERSION), and a probe of another version is refused when it is loaded.
 #define KD_PROBE_ENTRY "kd_probe_get"
@@ -27,7 +28,8 @@ enum kd_status_kind {
   KD_ERR_MODEL_FORMAT = 4,  // the file was read but is not a loadable model
   KD_ERR_MODEL_DEVICE = 5,  // an AOTInductor package compiled for another device type (the message names it)
   KD_ERR_LIBRARY = 6,       // dlopen refused a library: the message is dlerror()'s text (not yet redacted)
-  KD_ERR_UNREACHABLE = 7    // L8: a rank did not join in time, or the transport between ranks failed
+  KD_ERR_UNREACHABLE = 7,   // L8: a rank did not join in time, or the transport between ranks failed
+  KD_ERR_INCOMPLETE = 8     // a part of the probe is not built or is from another build: the suite's gap (code 19)
 };
 
 // Test-only fault injection, chosen with --inject-fault and recorded in the report.

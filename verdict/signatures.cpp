@@ -351,9 +351,22 @@ const std::vector<Row>& driver_rows() {
   return rows;
 }
 
+// SUITE_INCOMPLETE's message ends with the command that builds what is missing (kBuildItWith): that command
+// is the next action, when it names the build folder as seen from the checkout (never a path of the machine).
+std::string build_command_in(const std::string& message) {
+  const size_t at = message.rfind(kBuildItWith);
+  if (at == std::string::npos) return "";
+  const std::string command = message.substr(at + kBuildItWith.size());
+  return command.find(" /") == std::string::npos && command.find('\n') == std::string::npos ? command : "";
+}
+
 // The suite's own loading, the layers past L3, and the fallbacks that need the stage.
 const std::vector<Row>& layer_rows() {
   static const std::vector<Row> rows = {
+      {"suite-incomplete",
+       [](const Symptom& s) { return s.code == Code::SuiteIncomplete && !build_command_in(s.message).empty(); },
+       "a part of this build of the suite is not built or is from another build: nothing was checked on the machine",
+       +[](const Symptom& s) { return build_command_in(s.message); }},
       {"undefined-symbol", [](const Symptom& s) { return s.says("undefined symbol"); },
        "a C++ ABI or version mismatch between this suite and the LibTorch it loaded (a symbol is missing)",
        "rebuild the suite against this LibTorch (scripts/build), or load the LibTorch it was built with"},

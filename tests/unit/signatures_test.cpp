@@ -270,6 +270,23 @@ TEST(Signatures, CausesNameTheFactsNeverAValue) {
             std::string::npos);
 }
 
+// The next action of a SUITE_INCOMPLETE verdict is the build command its message ends with, and nothing else; a command
+// that names a path of the machine is left to the message (redacted there), never made an action.
+TEST(Signatures, SuiteIncompleteNextActionIsTheBuildCommand) {
+  const auto h = diagnose(Code::SuiteIncomplete,
+                          "the probe's heavy part (libkd_probe_heavy.so: layers L4 to L8) is not built beside "
+                          "libkd_probe.so; build it with: cmake --build build --target kd_probe_heavy",
+                          cuda_context());
+  ASSERT_TRUE(h.has_value());
+  EXPECT_EQ(h->id, "suite-incomplete");
+  EXPECT_EQ(h->action, "cmake --build build --target kd_probe_heavy");
+  EXPECT_NE(h->cause.find("nothing was checked on the machine"), std::string::npos) << h->cause;
+  EXPECT_EQ(id(Code::SuiteIncomplete, "no command in this message"), "");
+  EXPECT_EQ(id(Code::SuiteIncomplete, "x; build it with: cmake --build /home/u/kd/build --target kd_probe"), "");
+  // The same words under another code are not this signature.
+  EXPECT_NE(id(Code::TorchImportFailed, "x; build it with: cmake --build build --target kd_probe"), "suite-incomplete");
+}
+
 // Every id of the catalogue has its row in docs/signatures.md, and the document names no other.
 TEST(Signatures, EachIdHasItsRowInTheDocs) {
   std::ifstream in(KD_SIGNATURES_DOC);
