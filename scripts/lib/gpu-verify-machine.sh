@@ -84,10 +84,11 @@ PY
 
 # free_after_ NAME N: N default runs, each followed at once by nvidia-smi's list of compute processes; how many
 # runs left their worker on the GPU, checked against WANT (a count) unless WANT is empty.
-free_after_() {
+free_after_() {  # NAME N WANT [ARGS...]: N runs of the diagnostic with ARGS, nvidia-smi right after each exit
   local name=$1 n=$2 want=$3 taken=0 i
+  shift 3
   for ((i = 1; i <= n; i++)); do
-    "$B" >/dev/null 2>&1
+    "$B" "$@" >/dev/null 2>&1
     [ "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader | grep -c .)" -gt 0 ] && taken=$((taken + 1))
   done
   if [ -n "$want" ]; then
@@ -147,29 +148,9 @@ machine_around_gpu() {
   fi
   echo "-- the GPU free right after exit: default compute mode (the verdict need not wait), 10 runs"
   free_after_ gpu_free_default_mode 10 ""
-  if [ "$(id -u)" != 0 ]; then
-    skip_ gpu_free_exclusive_mode "needs root to set the compute mode"
-    return
-  fi
-  local mode; mode=$(nvidia-smi -i 0 --query-gpu=compute_mode --format=csv,noheader)
-  if ! nvidia-smi -i 0 -c EXCLUSIVE_PROCESS >/dev/null 2>&1; then
-    skip_ gpu_free_exclusive_mode "nvidia-smi -c EXCLUSIVE_PROCESS refused on this machine"
-    return
-  fi
-  local restore
-  case $mode in Prohibited) restore=2 ;; Exclusive_Process) restore=3 ;; *) restore=0 ;; esac
-  trap "nvidia-smi -i 0 -c $restore >/dev/null" EXIT
-  echo "-- exclusive-process mode (was: $mode): the worker is waited for, so the next job finds the GPU free"
-  free_after_ gpu_free_exclusive_mode 10 0
-  case_ exclusive_next_job GPU_CHECK_PASSED/0 --
-  check_ exclusive_compute_mode_reported True "$(holds_ exclusive_next_job 'r["device"]["compute_mode"] == "exclusive_process"')"
-  python3 -c 'import time, torch; torch.zeros(1, device="cuda"); print("holding", flush=True); time.sleep(30)' \
-    >"$out/reports/holder.txt" 2>&1 &
-  local holder=$!
-  for _ in $(seq 100); do grep -q holding "$out/reports/holder.txt" && break; sleep 0.2; done
-  case_ exclusive_busy "RUNTIME_ERROR/9/L3.*" --
-  check_ exclusive_busy_signature exclusive-process-busy "$(sig_ exclusive_busy)"
-  kill "$holder"; wait "$holder" 2>/dev/null
-  nvidia-smi -i 0 -c "$restore" >/dev/null && trap - EXIT
-  check_ compute_mode_restored "$mode" "$(nvidia-smi -i 0 --query-gpu=compute_mode --format=csv,noheader)"
+  # The compute mode is the machine owner's setting, never changed by a verification: the wait that a non-default
+  # mode turns on is shown by asking for it (as CTest's layer sequence does), the mode itself by the stand-in NVML.
+  echo "-- the wait for the worker's end asked for (--wait-for-gpu-release): the GPU free right after exit, 10 runs"
+  free_after_ gpu_free_waited 10 0 --wait-for-gpu-release
+  skip_ gpu_free_exclusive_mode "the GPU's compute mode is the machine owner's setting: not changed by a verification"
 }
