@@ -202,8 +202,12 @@ const std::vector<Row>& driver_rows() {
        "reboot, or reload the nvidia kernel modules"},
       {"open-files-limit",
        [](const Symptom& s) {
+         // "No CUDA GPUs are available" with every device node there and open to this user and nothing hiding one:
+         // the driver could not open them (an H200 at ulimit -n 16, docs/evidence/gpu-machine-2026-12-04-h200.log).
+         const bool nodes_but_no_device = no_device(s) && s.machine().device_nodes > 0 &&
+                                          s.machine().inaccessible_nodes == 0 && s.machine().visible_devices == "unset";
          return s.machine().open_files && *s.machine().open_files < kLowOpenFiles &&
-                (busy(s) || s.says("Too many open files"));
+                (busy(s) || s.says("Too many open files") || nodes_but_no_device);
        },
        open_files_cause,
        "raise the limit (ulimit -n 4096, or the job's or container's nofile setting: Slurm's PropagateResourceLimits, "
