@@ -3,13 +3,23 @@
 # probe needs only what the wheel ships: torch/include, torch/lib, and the CUDA runtime's headers and
 # library from the NVIDIA wheels beside torch (nvidia/cu13 in CUDA 13 wheels, nvidia/cuda_runtime in 12).
 # So: the imported targets of LibTorch's own export file (Caffe2Targets.cmake), with the few targets it
-# refers to made from those wheel files. Two header sets the CUDA runtime's headers include are not in
-# torch's dependencies: crt/ (nvidia-cuda-crt) and nv/target (nvidia-cuda-cccl); scripts/setup installs
-# them into .deps/ (never into the user's environment) and names the folder in KD_CUDA_HEADERS.
+# refers to made from those wheel files. The CUDA runtime's headers include crt/host_defines.h, crt/host_config.h and
+# nv/target, which those wheels leave out (they come with the toolkit's compiler): the probe's host compile needs only
+# a few of their names, which probe/cuda_names declares (its README; tests/cuda_names checks them against the
+# toolkit's headers). Where the wheel has those headers itself, they are used. No registry, no download.
 # Sets what find_package(Torch) would (Torch_FOUND, Torch_VERSION,
-# TORCH_LIBRARIES, TORCH_INCLUDE_DIRS, TORCH_INSTALL_PREFIX); without the CUDA runtime headers it sets
-# KD_TORCH_UNBUILDABLE to the reason instead.
-#
+# TORCH_LIBRARIES, TORCH_INCLUDE_DIRS, TORCH_INSTALL_PREFIX) and KD_CUDA_NAMES (wheel or declared); without the CUDA
+# runtime's headers or library it sets KD_TORCH_UNBUILDABLE to the reason instead.
+
+# The CUDA runtime's headers and library as the NVIDIA wheels next to torch lay them out (PREFIX: the torch folder):
+# KD_WHEEL_CUDA_INCLUDE and KD_WHEEL_CUDART, NOTFOUND when it is not a pip torch with them.
+function(kd_find_wheel_cuda prefix)
+  find_path(KD_WHEEL_CUDA_INCLUDE cuda_runtime_api.h NO_DEFAULT_PATH
+            PATHS "${prefix}/../nvidia/cu13/include" "${prefix}/../nvidia/cuda_runtime/include")
+  find_library(KD_WHEEL_CUDART NAMES cudart libcudart.so.13 libcudart.so.12 NO_DEFAULT_PATH
+               PATHS "${prefix}/../nvidia/cu13/lib" "${prefix}/../nvidia/cuda_runtime/lib")
+endfunction()
+
 # kd_torch_without_toolkit(TORCH_CONFIG_DIR): the folder of the chosen TorchConfig.cmake.
 function(kd_torch_without_toolkit config_dir)
   get_filename_component(prefix "${config_dir}/../../.." ABSOLUTE)
@@ -22,11 +32,7 @@ function(kd_torch_without_toolkit config_dir)
     set(KD_TORCH_UNBUILDABLE "${why}" PARENT_SCOPE)
     return()
   endif()
-  # The CUDA runtime's headers and library, as the NVIDIA wheels next to torch lay them out.
-  find_path(KD_WHEEL_CUDA_INCLUDE cuda_runtime_api.h NO_DEFAULT_PATH
-            PATHS "${prefix}/../nvidia/cu13/include" "${prefix}/../nvidia/cuda_runtime/include")
-  find_library(KD_WHEEL_CUDART NAMES cudart libcudart.so.13 libcudart.so.12 NO_DEFAULT_PATH
-               PATHS "${prefix}/../nvidia/cu13/lib" "${prefix}/../nvidia/cuda_runtime/lib")
+  kd_find_wheel_cuda("${prefix}")
   if(NOT KD_WHEEL_CUDA_INCLUDE OR NOT KD_WHEEL_CUDART)
     string(CONCAT why "LibTorch ${version} is a CUDA build; building against it needs the CUDA runtime "
         "headers and library (cuda_runtime_api.h, libcudart), found neither in a CUDA toolkit nor in the NVIDIA "
@@ -35,23 +41,14 @@ function(kd_torch_without_toolkit config_dir)
     set(KD_TORCH_UNBUILDABLE "${why}" PARENT_SCOPE)
     return()
   endif()
-  set(cuda_includes "${KD_WHEEL_CUDA_INCLUDE}")
-  foreach(header crt/host_defines.h nv/target)
-    string(MAKE_C_IDENTIFIER "KD_WHEEL_${header}" var)
-    find_path(${var} ${header} NO_DEFAULT_PATH PATHS "${KD_WHEEL_CUDA_INCLUDE}" ${KD_CUDA_HEADERS})
-    if(NOT ${var})
-      string(CONCAT why "LibTorch ${version} is a CUDA build and there is no CUDA toolkit; the CUDA runtime "
-          "headers of its NVIDIA packages need ${header}, which the pip packages nvidia-cuda-crt and "
-          "nvidia-cuda-cccl of the same CUDA version provide: scripts/setup installs them into .deps/ when a "
-          "package registry is reachable (pip install --target .deps/cuda-headers-<cuda version> "
-          "'nvidia-cuda-crt==<cuda version>.*' 'nvidia-cuda-cccl==<cuda version>.*'), or install the CUDA "
-          "toolkit, then build again")
-    set(KD_TORCH_UNBUILDABLE "${why}" PARENT_SCOPE)
-      return()
-    endif()
-    list(APPEND cuda_includes "${${var}}")
-  endforeach()
-  list(REMOVE_DUPLICATES cuda_includes)
+  # crt/ and nv/target: the wheel's own when it has them, else the project's declarations of the names used.
+  if(EXISTS "${KD_WHEEL_CUDA_INCLUDE}/crt/host_defines.h" AND EXISTS "${KD_WHEEL_CUDA_INCLUDE}/nv/target")
+    set(cuda_includes "${KD_WHEEL_CUDA_INCLUDE}")
+    set(names wheel)
+  else()
+    set(cuda_includes "${KD_WHEEL_CUDA_INCLUDE}" "${CMAKE_SOURCE_DIR}/probe/cuda_names")
+    set(names declared)
+  endif()
   # What Caffe2Targets.cmake links to by name; Caffe2Config.cmake would have made them.
   if(NOT TARGET torch::cudart)
     add_library(torch::cudart INTERFACE IMPORTED GLOBAL)
@@ -76,5 +73,6 @@ function(kd_torch_without_toolkit config_dir)
   set(TORCH_INSTALL_PREFIX "${prefix}" PARENT_SCOPE)
   set(TORCH_INCLUDE_DIRS "${prefix}/include;${prefix}/include/torch/csrc/api/include" PARENT_SCOPE)
   set(TORCH_LIBRARIES torch c10 c10_cuda torch::cudart PARENT_SCOPE)
-  set(KD_WHEEL_CUDA_INCLUDE "${cuda_includes}" PARENT_SCOPE)
+  set(KD_CUDA_NAMES ${names} PARENT_SCOPE)
+  set(KD_CUDA_INCLUDES "${cuda_includes}" PARENT_SCOPE)
 endfunction()

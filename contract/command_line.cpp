@@ -251,7 +251,7 @@ std::string usage_text() {
   std::string codes, line;
   for (int exit = 0; exit < 256; ++exit) {
     std::vector<std::string> phrases;
-    for (int c = 0; c <= static_cast<int>(Code::CollectiveUnreachable); ++c) {
+    for (int c = 0; c <= static_cast<int>(kLastCode); ++c) {
       const CodeInfo& ci = info(static_cast<Code>(c));
       if (ci.exit_code == exit && std::find(phrases.begin(), phrases.end(), ci.exit_phrase) == phrases.end())
         phrases.emplace_back(ci.exit_phrase);

@@ -140,7 +140,11 @@ json body(const SetupFailure& e) {
   return {{"suite", e.suite}, {"status", "failed"}, {"code", e.code}, {"stage", e.stage}, {"message", e.message}};
 }
 json body(const End& e);
-json body(const Exit& e) { return {{"status", e.status}}; }
+json body(const Exit& e) {
+  json j = {{"status", e.status}};
+  put(&j, "compute_mode", e.compute_mode);
+  return j;
+}
 json body(const JobFailed& e) { return {{"code", e.code}, {"message", e.message}}; }
 json body(const ShardRows& e) { return {{"ids", e.ids}, {"rows", e.rows}}; }
 json body(const ProcessRecord& e) { return {{"record", e.record}}; }
@@ -175,7 +179,7 @@ Event read(const std::string& kind, Fields& f) {
     return SetupFailure{f.text("suite"), f.text("code"), f.text("stage"), f.text("message")};
   }
   if (kind == End::kName) return End{f.whole("ran"), f.whole("failed"), f.whole("skipped"), f.failure("failure")};
-  if (kind == Exit::kName) return Exit{f.whole("status")};
+  if (kind == Exit::kName) return Exit{f.whole("status"), f.optional_text("compute_mode")};
   if (kind == JobFailed::kName) return JobFailed{f.text("code"), f.text("message")};
   if (kind == ShardRows::kName) return ShardRows{f.wholes("ids"), f.rows("rows")};
   if (kind == ProcessRecord::kName) return ProcessRecord{f.object("record")};

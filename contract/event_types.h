@@ -85,10 +85,12 @@ struct End {
 
 // The worker's last event, sent after End as it ends with `status`: its own work is over. What remains is the
 // kernel's (unmapping its memory, releasing its GPU context: about 0.1 s on an H200), which the verdict does
-// not wait for (runner/supervisor.cpp).
+// not wait for (runner/supervisor.cpp) unless the GPU's compute mode, sent here once L2 read it, is not
+// "default": then the next process could not use the GPU until this one is gone, and the supervisor waits.
 struct Exit {
   static constexpr const char* kName = "exit";
   int64_t status = 0;
+  std::optional<std::string> compute_mode;
 };
 
 // What a job that a step starts says (L4's batch job and shards, the CPU re-run of a model, L5's range jobs:

@@ -363,9 +363,15 @@ std::vector<OptionRow> make_table() {
   bundle.example = "run-bundle";
   OptionRow& host = add(option("--host-check", "", &Options::host_check, "host_check",
                                "also report what nvidia-smi and NVML see: driver, memory, and\n"
-                               "each GPU's health facts (ECC, PCIe, clocks; at most 3 s)"));
+                               "each GPU's health facts (ECC, PCIe, clocks; at most 3 s), and show\n"
+                               "the machine around the GPU (limits, container, /dev/shm, driver)"));
   switch_of(host, &Options::host_check);
   host.to_worker = false;
+  OptionRow& release = add(option("--wait-for-gpu-release", "", &Options::wait_for_gpu_release, "wait_for_gpu_release",
+                                  "exit only once the worker has released the GPU (automatic when\n"
+                                  "the GPU's compute mode is not default; CTest's layer tests set it)"));
+  switch_of(release, &Options::wait_for_gpu_release);
+  release.to_worker = false;
   OptionRow& python = add(option("--python", "PATH", &Options::python, "python",
                                  "also check that this interpreter imports torch (layer L1)"));
   python.read = path(&Options::python, "--python needs an interpreter (a path, or a name on PATH)");
@@ -457,15 +463,22 @@ std::vector<OptionRow> make_table() {
     o.plan = v;
     return std::nullopt;
   };
-  // The NVML child's two jobs (fixtures/nvml_facts.h, fixtures/nvml_sharing.h).
-  for (const auto& [flag, m] : {std::pair{"--kd-nvml-facts", &Options::nvml_facts}, std::pair{"--kd-nvml-processes", &Options::nvml_processes},
-                                std::pair{"--kd-nvml-watch", &Options::nvml_watch}}) {
-    OptionRow& nvml = add(option(flag, "", m, "", ""));
+  // The NVML child: its two roles, each chosen by its flag (contract/process_role.h), and what its facts include.
+  for (const auto& role : {std::pair{"--kd-nvml-facts", ProcessRole::NvmlFacts}, std::pair{"--kd-nvml-watch", ProcessRole::NvmlWatch}}) {
+    OptionRow& nvml = add(option(role.first, "", &Options::flag_role, "", ""));
     nvml.audience = Audience::Internal;
     nvml.report_key.clear();
     nvml.to_worker = false;
-    switch_of(nvml, m);
+    nvml.read = [kind = role.second](const std::string&, Options& o) -> Error {
+      o.flag_role = kind;
+      return std::nullopt;
+    };
   }
+  OptionRow& processes = add(option("--kd-nvml-processes", "", &Options::nvml_processes, "", ""));
+  processes.audience = Audience::Internal;
+  processes.report_key.clear();
+  processes.to_worker = false;
+  switch_of(processes, &Options::nvml_processes);
   // CTest's conformance tests ask which stages the layers have (ctest/conformance_tests.cmake), from the one list.
   OptionRow& stages = add(option("--kd-list-stages", "", &Options::list_stages, "", ""));
   stages.audience = Audience::Internal;

@@ -9,6 +9,8 @@
 #include <variant>
 #include <vector>
 
+#include "process_role.h"
+
 namespace kd {
 
 inline constexpr double kDefaultTimeout = 30, kMinTimeout = 5, kMaxTimeout = 120;  // --timeout, in seconds
@@ -30,6 +32,7 @@ struct Options {
   std::vector<std::string> layers;     // e.g. {"L1","L3"}; empty: the plain run (L1-L3)
   std::vector<std::string> gtest_args; // --gtest_* flags, passed to the worker as given
   bool host_check = false;             // also ask nvidia-smi (informs, never decides)
+  bool wait_for_gpu_release = false;   // exit only once the worker released the GPU (CTest's layer tests)
   std::optional<std::string> python;   // also check this interpreter's torch (L1)
   std::optional<std::string> model;    // L4: the user's model (TorchScript or an AOTInductor package)
   std::optional<std::string> input;    // L4: its input spec and output contract (JSON)
@@ -63,9 +66,9 @@ struct Options {
   std::vector<std::string> reports;    // aggregate: report files and folders, in the order given
   // Internal: how a process this tool starts learns what it is (contract/run_plan.h); never typed by a user.
   std::optional<std::string> plan;     // --kd-plan FILE: this process's role and options are in that plan
-  bool nvml_facts = false;             // --kd-nvml-facts: this process is the NVML child (fixtures/nvml_facts.h)
+  // --kd-nvml-facts, --kd-nvml-watch: this process is the NVML child in that role (contract/process_role.h)
+  ProcessRole flag_role = ProcessRole::Supervisor;
   bool nvml_processes = false;         // --kd-nvml-processes: the NVML child's facts include the compute processes
-  bool nvml_watch = false;             // --kd-nvml-watch: the NVML child watching measurements (fixtures/nvml_sharing.h)
   bool list_stages = false;            // --kd-list-stages: print every step's stage, in order (for CTest)
 
   bool cpu_mode() const { return device == "cpu"; }

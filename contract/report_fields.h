@@ -84,6 +84,8 @@ constexpr Field<nlohmann::json> keyed_objects(const char* pointer) { return {{po
   X(execution_gradient_verified, plain<bool>("/execution/gradient_verified"))                                        \
   X(execution_loss, plain<double>("/execution/loss"))                                                                \
   X(execution_arch_supported, nullable<bool>("/execution/arch_supported"))                                           \
+  X(host_nvml, structured("/host/nvml", Kind::object))                                                                \
+  X(host_libcuda, structured("/host/nvidia/libcuda", Kind::object))                                                   \
   X(python, structured("/python", Kind::object))                                                                     \
   X(app_embeddings, structured("/app/embeddings", Kind::object))                                                     \
   X(app_training, structured("/app/training", Kind::object))                                                         \
@@ -159,6 +161,7 @@ constexpr Field<nlohmann::json> keyed_objects(const char* pointer) { return {{po
   X(error_meaning, plain<std::string>("/error/meaning"))                                                             \
   X(error_message, plain<std::string>("/error/message"))                                                             \
   X(error_cause, nullable<std::string>("/error/cause"))                                                              \
+  X(error_signature, nullable<std::string>("/error/signature"))                                                      \
   X(error_next_action, plain<std::string>("/error/next_action"))                                                     \
   X(after_failure, structured("/after_failure", Kind::object, true))                                                 \
   X(after_failure_event, plain<std::string>("/after_failure/event"))                                                 \

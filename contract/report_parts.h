@@ -101,15 +101,50 @@ namespace kd::report {
   X(device_entry_index, plain<int64_t>("/index", "/device"))                                                         \
   X(device_multiprocessors, plain<int64_t>("/multiprocessors", "/device"))                                           \
   X(device_pci_bus_id, plain<std::string>("/pci_bus_id", "/device"))                                                 \
+  X(device_compute_mode, plain<std::string>("/compute_mode", "/device"))                                              \
   X(host_status, plain<std::string>("/status", "/host"))                                                             \
   X(host_message, nullable<std::string>("/message", "/host"))                                                        \
   X(host_tool, plain<std::string>("/tool", "/host"))                                                                 \
   X(host_duration_ms, plain<double>("/duration_ms", "/host"))                                                        \
   X(host_note, plain<std::string>("/note", "/host"))                                                                 \
-  X(host_nvml, structured("/nvml", Kind::object, false, "/host"))                                                   \
   X(host_gpus, structured("/gpus", Kind::array, false, "/host"))                                                     \
   X(host_gpu_driver_version, plain<std::string>("/driver_version", "/host/gpus/*"))                                  \
   X(host_gpu_memory_total_mib, plain<int64_t>("/memory_total_mib", "/host/gpus/*"))                                  \
+  X(host_limits, structured("/limits", Kind::object, false, "/host"))                                                 \
+  X(limit_soft, nullable<uint64_t>("/soft", "/host/limits/*"))                                                        \
+  X(limit_hard, nullable<uint64_t>("/hard", "/host/limits/*"))                                                        \
+  X(host_container, structured("/container", Kind::object, false, "/host"))                                           \
+  X(container_detected, plain<bool>("/detected", "/host/container"))                                                  \
+  X(container_kind, nullable<std::string>("/kind", "/host/container"))                                                \
+  X(cgroup_version, nullable<std::string>("/cgroup_version", "/host/container"))                                      \
+  X(cgroup_memory_limit_bytes, nullable<uint64_t>("/memory_limit_bytes", "/host/container"))                          \
+  X(cgroup_memory_used_bytes, nullable<uint64_t>("/memory_used_bytes", "/host/container"))                            \
+  X(cgroup_cpu_quota_cores, nullable<double>("/cpu_quota_cores", "/host/container"))                                  \
+  X(cgroup_pids_limit, nullable<int64_t>("/pids_limit", "/host/container"))                                           \
+  X(process_cpus, plain<int64_t>("/cpus", "/host/container"))                                                         \
+  X(host_shm, structured("/shm", Kind::object, false, "/host"))                                                       \
+  X(shm_size_bytes, nullable<uint64_t>("/size_bytes", "/host/shm"))                                                   \
+  X(shm_free_bytes, nullable<uint64_t>("/free_bytes", "/host/shm"))                                                   \
+  X(host_temp, structured("/temp", Kind::object, false, "/host"))                                                     \
+  X(temp_folder, plain<std::string>("/folder", "/host/temp"))                                                         \
+  X(temp_skipped, plain<std::vector<std::string>>("/skipped", "/host/temp"))                                          \
+  X(host_nvidia, structured("/nvidia", Kind::object, false, "/host"))                                                 \
+  X(nvidia_kernel_driver, nullable<std::string>("/kernel_driver_version", "/host/nvidia"))                            \
+  X(nvidia_uvm_loaded, nullable<bool>("/uvm_loaded", "/host/nvidia"))                                                 \
+  X(nvidia_device_nodes, structured("/device_nodes", Kind::array, false, "/host/nvidia"))                             \
+  X(device_node_name, plain<std::string>("/name", "/host/nvidia/device_nodes/*"))                                     \
+  X(device_node_accessible, plain<bool>("/accessible", "/host/nvidia/device_nodes/*"))                                \
+  X(nvidia_compat_on_path, plain<bool>("/compat_libcuda_on_path", "/host/nvidia"))                                    \
+  X(libcuda_loaded, plain<bool>("/loaded", "/host/nvidia/libcuda"))                                                   \
+  X(libcuda_source, nullable<std::string>("/source", "/host/nvidia/libcuda"))                                         \
+  X(libcuda_version, nullable<std::string>("/version", "/host/nvidia/libcuda"))                                       \
+  X(libcuda_cuda_version, nullable<std::string>("/cuda_version", "/host/nvidia/libcuda"))                             \
+  X(host_infiniband_devices, plain<int64_t>("/infiniband_devices", "/host"))                                          \
+  X(host_environment, structured("/environment", Kind::array, false, "/host"))                                        \
+  X(env_name, plain<std::string>("/name", "/host/environment/*"))                                                     \
+  X(env_valid, nullable<bool>("/valid", "/host/environment/*"))                                                       \
+  X(env_value, nullable<std::string>("/value", "/host/environment/*"))                                                \
+  X(env_note, nullable<std::string>("/note", "/host/environment/*"))                                                  \
   X(nvml_status, plain<std::string>("/status", "/host/nvml"))                                                        \
   X(nvml_message, nullable<std::string>("/message", "/host/nvml"))                                                   \
   X(nvml_duration_ms, plain<double>("/duration_ms", "/host/nvml"))                                                   \
@@ -142,6 +177,8 @@ namespace kd::report {
   X(nvml_gpu_persistence_mode, nullable<std::string>("/persistence_mode", "/host/nvml/gpus/*"))                      \
   X(nvml_gpu_compute_mode, nullable<std::string>("/compute_mode", "/host/nvml/gpus/*"))                              \
   X(nvml_gpu_mig_mode, nullable<std::string>("/mig_mode", "/host/nvml/gpus/*"))                                      \
+  X(nvml_gpu_fabric_state, nullable<std::string>("/fabric_state", "/host/nvml/gpus/*"))                               \
+  X(nvml_gpu_fabric_status, nullable<std::string>("/fabric_status", "/host/nvml/gpus/*"))                             \
   X(nvml_gpu_utilization_percent, nullable<int64_t>("/utilization_percent", "/host/nvml/gpus/*"))                    \
   X(nvml_gpu_compute_processes, nullable<int64_t>("/compute_processes", "/host/nvml/gpus/*"))                        \
   X(nvml_gpu_compute_processes_memory_mib, nullable<int64_t>("/compute_processes_memory_mib", "/host/nvml/gpus/*"))  \

@@ -12,22 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "options.h"
+#include "process_role.h"
 
 namespace kd {
 
 inline constexpr int kPlanVersion = 2;
-
-// What a process of this tool is. Every role but the supervisor and the NVML child (--kd-nvml-facts, or
-// --kd-nvml-watch for the measuring layers) comes with a plan.
-enum class ProcessRole {
-  Supervisor,  // the user's command: starts the workers, decides, writes the report
-  NvmlFacts,   // the NVML child (fixtures/nvml_facts.h; its watch: fixtures/nvml_sharing.h)
-  Worker,      // runs the selected layers under GoogleTest (runner/worker.h)
-  BatchJob,    // L4's stop/resume batch job (runner/batch_job.h)
-  ShardJob,    // one shard of L4 across devices (runner/shard_job.h)
-  RangeJob,    // one process of L5's processes axis (runner/range_job.h)
-  ModelRerun,  // the CPU re-run of --model after a device-side assert (runner/model_rerun.h)
-};
 
 // A planned role and what it needs besides the options.
 struct Role {

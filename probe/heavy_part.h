@@ -12,8 +12,9 @@
 
 namespace kd::probe {
 
-// The heavy part's table (only its own entries set), or null with why not (loaded once).
-const kd_probe_table* heavy_table(std::string* why);
+// The heavy part's table (only its own entries set), or null with why not (loaded once): KD_ERR_INCOMPLETE when it is
+// not built or is from another build (the suite's gap), KD_ERR_LIBRARY with the loader's words when it does not load.
+const kd_probe_table* heavy_table(kd_status* why);
 kd_status heavy_part();  // the table's entry: loads it now
 
 // An entry of kd_probe_table that calls the heavy part's own: Forward<&kd_probe_table::model_load>::call.
@@ -22,9 +23,9 @@ struct Forward;
 template <class... A, kd_status (*kd_probe_table::*Field)(A...)>
 struct Forward<Field> {
   static kd_status call(A... a) {
-    std::string why;
+    kd_status why{};
     const kd_probe_table* t = heavy_table(&why);
-    return t ? (t->*Field)(a...) : make_status(KD_ERR_LIBRARY, why);
+    return t ? (t->*Field)(a...) : why;
   }
 };
 

@@ -4,7 +4,7 @@
 #pragma once
 #include <stdint.h>
 
-#define KD_PROBE_ABI_VERSION 13 // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
+#define KD_PROBE_ABI_VERSION 15 // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
                                 // 6: L5 memory; 7: the peer layer L7; 8: the model's format (AOTInductor packages);
                                 // 9: extension libraries (--extension), an input kept on the host; named model outputs and inputs,
                                 //    forward()'s signature; the operating range's
@@ -13,7 +13,9 @@
                                 // 11: the collective layer L8 (one rank of a job's process group); L7's all-reduce
                                 //     over a list of GPUs; a model input's rows (the user's model split over GPUs)
                                 // 12: the heavy part in a library of its own (heavy_part), loaded when first needed
-                                // 13: a shared GPU: the device's memory now (memory_counters), the copy ceiling's size
+                                // 13: the device's compute mode (the supervisor waits for a GPU not in the default mode to be free)
+                                // 14: KD_ERR_INCOMPLETE (the heavy part not built, or from another build)
+                                // 15: a shared GPU: the device's memory now (memory_counters), the copy ceiling's size
 // The one exported symbol: it returns the table. Its name never changes; the table's abi_version says which
 // layout it is (KD_PROBE_ABI_VERSION), and a probe of another version is refused when it is loaded.
 #define KD_PROBE_ENTRY "kd_probe_get"
@@ -27,7 +29,8 @@ enum kd_status_kind {
   KD_ERR_MODEL_FORMAT = 4,  // the file was read but is not a loadable model
   KD_ERR_MODEL_DEVICE = 5,  // an AOTInductor package compiled for another device type (the message names it)
   KD_ERR_LIBRARY = 6,       // dlopen refused a library: the message is dlerror()'s text (not yet redacted)
-  KD_ERR_UNREACHABLE = 7    // L8: a rank did not join in time, or the transport between ranks failed
+  KD_ERR_UNREACHABLE = 7,   // L8: a rank did not join in time, or the transport between ranks failed
+  KD_ERR_INCOMPLETE = 8     // a part of the probe is not built or is from another build: the suite's gap (code 19)
 };
 
 // Test-only fault injection, chosen with --inject-fault and recorded in the report.
@@ -60,6 +63,7 @@ typedef struct kd_device_props {
   uint64_t total_memory_bytes;
   int multiprocessors;
   int pci_domain, pci_bus, pci_device;  // the device's PCI address (matched to NVML's GPUs)
+  int compute_mode;                     // cudaComputeMode: 0 default, 1 exclusive (thread), 2 prohibited, 3 exclusive process
 } kd_device_props;
 
 // L4 embeddings: the suite chooses the inputs (ids, lengths); the probe generates tokens
@@ -314,7 +318,7 @@ typedef struct kd_probe_table {
                          void* user, char* desc, int desc_cap);
   // L6 (ABI 5).
   kd_status (*timing_segments)(const kd_app_embed_in* in, int runs, kd_timing_out* out);
-  // copy_bytes: the copy's size each way (0: 1 GiB), from the memory free for it (ABI 13); the products' is fixed.
+  // copy_bytes: the copy's size each way (0: 1 GiB), from the memory free for it (ABI 15); the products' is fixed.
   kd_status (*ceiling)(int index, int kind, int64_t copy_bytes, kd_ceiling_out* out);  // CPU-only builds: KD_ERR_UNSUPPORTED
   // L5 (ABI 6).
   // step(user, name) is called as each named step starts ("load", "first_compute", "iterations", "empty_cache").
@@ -348,7 +352,7 @@ typedef struct kd_probe_table {
   // Loads libkd_probe_heavy.so now (ABI 12), which holds L4's, L7's and L8's entries above and is otherwise
   // loaded at their first call: KD_ERR_LIBRARY says why it cannot (not built, or refused by the loader).
   kd_status (*heavy_part)(void);
-  // The caching allocator's counters and the device's free and total memory now, nothing run (ABI 13): what a
+  // The caching allocator's counters and the device's free and total memory now, nothing run (ABI 15): what a
   // measuring step sizes itself from on a GPU others may share. CPU-only builds: KD_ERR_UNSUPPORTED.
   kd_status (*memory_counters)(int index, kd_memory_counters* out);
 } kd_probe_table;

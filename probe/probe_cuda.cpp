@@ -34,6 +34,11 @@ kd_status device_props(int index, kd_device_props* out) {
     out->pci_domain = p->pciDomainID;  // HIP's device properties have the same three fields
     out->pci_bus = p->pciBusID;
     out->pci_device = p->pciDeviceID;
+    // CUDA 13's cudaDeviceProp has no computeMode: the attribute is the one way in every version.
+    if (cudaDeviceGetAttribute(&out->compute_mode, cudaDevAttrComputeMode, index) != cudaSuccess) {
+      (void)cudaGetLastError();
+      out->compute_mode = -1;  // unknown
+    }
   });
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "device_ops.h"
+#include "machine/memory_headroom.h"
 #include "elapsed.h"
 #include "embedding_model.h"
 #include "probe_app.h"
@@ -39,14 +40,9 @@ uint64_t requested_bytes(const std::string& message) {
   return static_cast<uint64_t>(std::strtod(m[1].str().c_str(), nullptr) * static_cast<double>(uint64_t(1) << shift));
 }
 
-// What the kernel says could be allocated without swapping (MemAvailable), else the free pages.
+// What this process may still allocate (MemAvailable, within its cgroup's memory limit), else the free pages.
 uint64_t available_host_bytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  uint64_t kib = 0;
-  std::string unit;
-  while (meminfo >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
+  if (const auto available = machine::available_memory_bytes()) return *available;
   return static_cast<uint64_t>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 }
 

@@ -16,7 +16,7 @@ using nlohmann::json;
 std::string code_span(const std::string& s) {
   if (s.empty()) return "—";
   for (char c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.') return markdown_text(s);
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') return markdown_text(s);
   return "`" + s + "`";
 }
 
@@ -89,6 +89,7 @@ std::string render_markdown_summary(const json& r) {
   // As on the terminal: the error's first line, the recognised cause, the report's one next action.
   if (const std::string m = report::read(r, report::error_message).value_or(""); !m.empty()) out += row("Error", markdown_text(m));
   if (const auto cause = report::read(r, report::error_cause)) out += row("Cause", markdown_text(*cause));
+  if (const auto id = report::read(r, report::error_signature)) out += row("Signature", code_span(*id));  // docs/signatures.md
   out += row("Next action", markdown_text(report::read(r, report::next_action).value_or("?")));
   out += row("Target", markdown_text(text::target(report::read(r, report::requested))));
   if (const std::string v = text::verified(r); passed && !v.empty()) out += row("Check", markdown_text(v));

@@ -58,7 +58,11 @@ std::string truncate_utf8(const std::string& s, size_t max) {
   return s.substr(0, cut) + "...";
 }
 
+bool ends_path(char c);
+
 bool starts_path_at(const std::string& s, size_t i) {
+  // A slash alone is a word, not a path: "unsupported display driver / cuda driver combination" (CUDA error 803).
+  if (s[i] == '/' && (i + 1 == s.size() || ends_path(s[i + 1]))) return false;
   // "/x", "~/x", and the relative "./x" and "../x" (which may climb into a home folder)
   const bool slash = s[i] == '/' || (s[i] == '~' && i + 1 < s.size() && s[i + 1] == '/') ||
                      s.compare(i, 2, "./") == 0 || s.compare(i, 3, "../") == 0;

@@ -9,13 +9,14 @@
 
 #include "contract/option_table.h"
 #include "contract/report_parts.h"
+#include "machine_warnings.h"
 #include "redact.h"
+#include "signature_facts.h"
 #include "worker_events.h"
 
 #ifndef KD_VERSION
 #define KD_VERSION "unknown"
 #endif
-#include "verdict/hints.h"
 
 namespace kd {
 namespace {
@@ -106,46 +107,18 @@ std::string last_finished(const json& markers) {
   return markers.empty() ? "none" : report::read(markers.back(), report::marker_name).value_or("none");
 }
 
-// L5's record of an out-of-memory, for the phase's cause and next action.
-std::optional<memory::OomEvent> oom_event(const json& report) {
-  const json& o = report::read(report, report::memory_oom);
-  memory::OomEvent e;
-  using report::read;
-  e.phase = read(o, report::oom_phase).value_or("");
-  if (e.phase.empty()) return std::nullopt;
-  e.requested = read(o, report::oom_requested_bytes);
-  e.device_numbers = read(o, report::oom_device_total_bytes).has_value();
-  e.device_free = read(o, report::oom_device_free_bytes).value_or(0);
-  e.device_total = read(o, report::oom_device_total_bytes).value_or(0);
-  e.reserved = read(o, report::oom_reserved_bytes).value_or(0);
-  e.allocated = read(o, report::oom_allocated_bytes).value_or(0);
-  e.fraction = read(o, report::oom_fraction);
-  return e;
-}
-
-HintContext hint_context(const json& report, const RunRecord& run) {
-  HintContext c;
-  c.cuda_compiled = report::read(report, report::pytorch_cuda_compiled).value_or("");
-  c.device_capability = report::read(report::read(report, report::device), report::device_capability).value_or("");
-  c.arch_list = report::read(report, report::pytorch_arch_list).value_or(std::vector<std::string>{});
-  c.arch_supported = report::read(report, report::execution_arch_supported);
-  if (const json& gpus = report::read(run.host, report::host_gpus); !gpus.empty())
-    c.driver_version = report::read(gpus[0], report::host_gpu_driver_version).value_or("");
-  c.visible_devices_env = run.visible_devices_env;
-  c.oom = oom_event(report);
-  c.stage = report::read(report, report::stage).value_or("");
-  return c;
-}
-
-// The cause and next action for a known error signature, from the unredacted message.
-void attach_hint(json* report, Code code, const std::string& raw_message, const RunRecord& run) {
+// The cause and next action of a known signature (verdict/signatures.h), from the unredacted message and the facts.
+void attach_diagnosis(json* report, Code code, const std::string& raw_message, const RunRecord& run) {
   if (!report::read(*report, report::error).is_object()) return;
-  const std::optional<Hint> h = find_hint(code, raw_message, hint_context(*report, run));
-  report::put(report, report::error_cause, h ? std::optional<std::string>(redact(h->cause)) : std::nullopt);
+  const std::optional<Diagnosis> d = diagnose(code, raw_message, signature_facts(*report, run.visible_devices_env));
+  // The catalogue's own words and the facts' values (versions, counts, sizes): no text of the message, so nothing to
+  // redact (redacting would turn "/dev/nvidia*" into "<path>/nvidia*").
+  report::put(report, report::error_cause, d ? std::optional<std::string>(d->cause) : std::nullopt);
+  report::put(report, report::error_signature, d ? std::optional<std::string>(d->id) : std::nullopt);
   // One next action per report: the specific one replaces the code's fixed text in both places.
-  if (!h) return;
-  report::put(report, report::error_next_action, h->action);
-  report::put(report, report::next_action, h->action);
+  if (!d) return;
+  report::put(report, report::error_next_action, d->action);
+  report::put(report, report::next_action, d->action);
 }
 
 // A skipped test's kind, as the listener sent it (fixtures/listener.h): not_applicable, or blocked by a failure.
@@ -235,6 +208,7 @@ void set_verdict(json* report, Code code, const std::string& stage, const std::s
   if (!is_pass(code)) {
     put(report, report::error_code, std::string(i.name));
     put(report, report::error_cause, std::nullopt);
+    put(report, report::error_signature, std::nullopt);
     put(report, report::error_exit_code, i.exit_code);
     put(report, report::error_stage, stage_or_null);
     put(report, report::error_meaning, std::string(i.meaning));
@@ -250,12 +224,17 @@ json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
   json report = skeleton(run);
   for (const auto& ev : run.events)
     if (const auto* fact = std::get_if<events::Fact>(&ev)) apply_fact(&report, *fact);
+  // --host-check's NVML read also counts each GPU's compute processes, which the worker's own read (made at the same
+  // moment, for L2 and the signatures) leaves out: where the host check's read answered, it stands (shared-gpus.md).
+  const json asked_root = {{"host", run.host}};
+  if (const json& asked = report::read(asked_root, report::host_nvml); report::read(asked, report::nvml_status) == "ok")
+    report::put(&report, report::host_nvml, asked);
   report::put(&report, report::layers, layers_section(layers, run.events));
   int foreign_markers = 0;
   report::put(&report, report::markers, markers_section(run, &foreign_markers));
   const Decision d = decide(decision_input(run, report));
   set_verdict(&report, d.code, d.stage, d.message);
-  if (d.worker_message) attach_hint(&report, d.code, d.message, run);
+  if (d.worker_message) attach_diagnosis(&report, d.code, d.message, run);
   if (const auto& after = d.after_failure) {
     report::put(&report, report::after_failure_event, after->event);
     report::put(&report, report::after_failure_code, std::string(info(after->code).name));
@@ -266,6 +245,7 @@ json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
   for (const auto& w : d.warnings) warnings.push_back(w);
   for (const auto& ev : run.events)
     if (const auto* w = std::get_if<events::Warning>(&ev)) warnings.push_back(redact(w->text));
+  for (const std::string& w : machine_warnings(run.host, !run.options.cpu_mode())) warnings.push_back(w);
   if (foreign_markers) warnings.push_back(fmt::format("{} marker(s) without this run's id were ignored", foreign_markers));
   if (run.malformed_events) warnings.push_back(fmt::format("{} unreadable event line(s) from the worker", run.malformed_events));
   if (!run.options.fault.empty())

@@ -15,7 +15,7 @@
 namespace kd {
 
 // The report's schema_version (schema/report.schema.json); what each version added: CHANGELOG.md.
-inline constexpr const char* kSchemaVersion = "1.9";
+inline constexpr const char* kSchemaVersion = "1.10";
 
 struct RunRecord {
   Options options;
@@ -26,8 +26,8 @@ struct RunRecord {
   WorkerEnd worker;
   double duration_ms = 0;
   double start_mono_ms = 0;  // CLOCK_MONOTONIC at the run's start: markers are placed relative to it
-  nlohmann::json host;                        // --host-check's result, null when not asked
-  std::string visible_devices_env = "unset";  // CUDA_VISIBLE_DEVICES: "unset", "empty" or "set" (for hints)
+  nlohmann::json host;                        // the machine around the GPU (machine/host_facts.h), with --host-check's
+  std::string visible_devices_env = "unset";  // CUDA_VISIBLE_DEVICES as machine::device_list_name says it (signatures)
   std::vector<std::string> gtest_environment;  // names of the GTEST_* variables the worker neutralized
 };
 

@@ -114,7 +114,8 @@ std::optional<std::string> facts_problem(const json& r) {
     top.need(report::error_message);
     if (top.problem) return top.problem;
   }
-  if (host->is_object()) {
+  // nvidia-smi's part (--host-check): a host without it (since 1.9 every report has a host) has nothing of it to check.
+  if (host->is_object() && (report::read(*host, report::host_tool) || !report::read(*host, report::host_gpus).is_null())) {
     Checker h(*host, "host");
     const json* gpus = h.need(report::host_gpus);
     for (size_t i = 0; gpus && i < gpus->size() && !h.problem; ++i) {

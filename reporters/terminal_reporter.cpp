@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "contract/report_parts.h"
+#include "machine_text.h"
 #include "report_text.h"
 #include "verdict/memory_checks.h"
 
@@ -359,9 +360,12 @@ std::string render_terminal(const json& r, const TerminalView& view) {
   out += "LibTorch: " + text::libtorch(r) + "\n";
   if (const std::string d = text::device(r); !d.empty()) out += "Device: " + d + "\n";
   if (report::read(r, report::python).is_object()) out += python_line(report::read(r, report::python), view.python_path);
-  if (const json& host = report::read(r, report::host); host.is_object()) out += host_line(host);
-  if (const json& nvml = report::read(report::read(r, report::host), report::host_nvml); nvml.is_object())
-    out += nvml_lines(nvml);
+  // --host-check's lines: nvidia-smi's, NVML's and the machine around the GPU (a plain run shows only its warnings).
+  if (const json& host = report::read(r, report::host); report::read(host, report::host_tool)) {
+    out += host_line(host);
+    if (const json& nvml = report::read(r, report::host_nvml); nvml.is_object()) out += nvml_lines(nvml);
+    out += render_machine(r);
+  }
   if (view.layers)
     for (const auto& l : report::read(r, report::layers))
       if (report::read(l, report::layer_status) != "not_run") out += render_layer_line(l, colour);
@@ -382,7 +386,10 @@ std::string render_terminal(const json& r, const TerminalView& view) {
   const bool passed = report::read(r, report::status) == "passed";
   out += render_verdict_line(r, colour);
   if (const std::string m = report::read(r, report::error_message).value_or(""); !m.empty()) out += fmt::format("  error: {}\n", m);
-  if (const auto cause = report::read(r, report::error_cause)) out += fmt::format("  cause: {}\n", *cause);
+  if (const auto cause = report::read(r, report::error_cause)) {
+    const auto id = report::read(r, report::error_signature);  // its row in docs/signatures.md
+    out += fmt::format("  cause: {}{}\n", *cause, id ? " [" + *id + "]" : "");
+  }
   if (const std::string v = text::verified(r); passed && !v.empty()) out += "  " + v + "\n";
   // The specific next action of a recognised error, else the code's own.
   out += fmt::format("  next:  {}\n", report::read(r, report::error_next_action).value_or(report::read(r, report::next_action).value_or("?")));

@@ -88,8 +88,10 @@ std::future<nlohmann::json> start_host_check() {
           {smi, "--query-gpu=driver_version,memory.total", "--format=csv,noheader,nounits"}, kHostCheckLimitS, true);
       host = host_from_nvidia_smi(true, r.timed_out, r.started ? r.exit_status : 127, r.output, r.seconds);
     }
-    report::put(&host, report::host_nvml, nvml.get());
-    return host;
+    // host.nvml is a field of the report (the worker's NVML facts land there too): put it from the report's root.
+    nlohmann::json report_root = {{"host", std::move(host)}};
+    report::put(&report_root, report::host_nvml, nvml.get());
+    return std::move(report_root["host"]);
   });
 }
 

@@ -1,5 +1,5 @@
 // kernodeck-diagnostic and kernodeck-diagnostic-full: one entry point for users, ctest and --gtest_filter alike, and
-// for every process they start. main() works out what this process is (contract/run_plan.h: the supervisor, the
+// for every process they start. main() works out what this process is (contract/process_role.h: the supervisor, the
 // NVML child, or a planned role: the worker or a job a step starts) and switches on it.
 // Compiled once per program: kernodeck-diagnostic-full (KD_FULL_PROGRAM) also holds L4-L8 and `aggregate`, and is
 // the jobs L4's and L5's steps start; kernodeck-diagnostic hands what needs them over to it (fixtures/full_program.h).
@@ -17,6 +17,7 @@
 #include "fixtures/full_program.h"
 #include "fixtures/nvml_facts.h"
 #include "fixtures/nvml_sharing.h"
+#include "fixtures/worker_context.h"
 #include "runner/supervisor.h"
 #include "runner/version.h"
 #include "runner/worker.h"
@@ -58,7 +59,8 @@ constexpr bool kSanitized = false;
 [[noreturn]] void end_worker(const kd::Options& options, int rc) {
   if (!kSanitized) {
     std::fflush(nullptr);
-    kd::events::emit(kd::events::Exit{rc});
+    const std::string& mode = kd::worker_context().compute_mode;
+    kd::events::emit(kd::events::Exit{rc, mode.empty() ? std::nullopt : std::optional<std::string>(mode)});
   }
   if (options.fault == "slow-exit") std::this_thread::sleep_for(std::chrono::seconds(3));
   end_after_job(rc);
@@ -124,8 +126,11 @@ int main(int argc, char** argv) {
     std::fputs(kd::version_text().c_str(), stdout);
     return 0;
   }
-  if (options.nvml_facts) return kd::print_nvml_facts(options.nvml_processes);  // by the host check and L2's health test
-  if (options.nvml_watch) return kd::serve_nvml_watch();   // started by the measuring layers (fixtures/gpu_watch.h)
+  switch (options.flag_role) {  // the NVML child's roles, chosen by their flags (contract/process_role.h)
+    case kd::ProcessRole::NvmlFacts: return kd::print_nvml_facts(options.nvml_processes);  // the host check, L2's health test
+    case kd::ProcessRole::NvmlWatch: return kd::serve_nvml_watch();  // the measuring layers (fixtures/gpu_watch.h)
+    default: break;  // the supervisor, or a planned role (--kd-plan, below)
+  }
   if (options.list_stages) {  // asked by CTest's conformance tests (ctest/conformance_tests.cmake)
     for (const kd::LayerDef& l : kd::layers())
       for (const kd::StepDef& s : l.steps) std::printf("%s\n", s.stage.c_str());

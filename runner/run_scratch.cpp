@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "contract/run_plan.h"
+#include "machine/temp_folder.h"
 
 namespace kd {
 namespace {
@@ -56,13 +57,11 @@ int remove_stale_scratch(const std::string& base) {
 }
 
 std::optional<std::string> RunScratch::open(const std::optional<app::SpecFiles>& spec) {
-  std::error_code ec;
-  const std::filesystem::path base = std::filesystem::temp_directory_path(ec);  // TMPDIR, else /tmp
-  if (ec) return fmt::format("no temporary folder: {}", ec.message());
-  remove_stale_scratch(base.string());
-  std::string t = (base / fmt::format("kd-run-{}-XXXXXX", ::getpid())).string();
-  if (!::mkdtemp(t.data())) return fmt::format("cannot create a folder in '{}': {}", base.string(), std::strerror(errno));
-  path_ = t;
+  // TMPDIR first; one that is missing or not writable is passed over, as mktemp and Python's tempfile do.
+  made_ = machine::make_temp_folder(fmt::format("kd-run-{}-XXXXXX", ::getpid()));
+  if (!made_) return "no folder can be created in TMPDIR, TEMP, TMP, /tmp, /var/tmp, /usr/tmp or the current folder";
+  path_ = made_->path;
+  remove_stale_scratch(made_->base);  // this run's own folder is skipped: its owner lives
   lock_fd_ = ::open((path_ + "/.owner").c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) return "cannot lock the scratch folder";
   if (const char* old = std::getenv("TMPDIR")) old_tmpdir_ = old;

@@ -28,6 +28,8 @@
 #include "contract/report_fields.h"
 #include "contract/run_plan.h"
 #include "host_check.h"
+#include "machine/environment.h"
+#include "machine/host_facts.h"
 #include "run_scratch.h"
 #include "fixtures/app_contract_io.h"
 #include "fixtures/layer_test.h"
@@ -137,6 +139,7 @@ void run_child(const Options& o, Role role, const std::string& exe, const std::s
 
   events::LineCollector lines;
   bool eof = false, verdict_in = false, exit_told = false;
+  bool wait_release = o.wait_for_gpu_release;  // or the worker's GPU is not in the default compute mode
   char buf[8192];
   while (!eof && !exit_told) {
     if (g_stop_signal) {
@@ -156,11 +159,14 @@ void run_child(const Options& o, Role role, const std::string& exe, const std::s
         const events::Event& ev = lines.events()[e];
         verdict_in = verdict_in || std::holds_alternative<events::End>(ev);
         // After its verdict the worker says it ends: what is left is the kernel's teardown of its memory and
-        // GPU context, not waited for (contract/event_types.h). Should it linger, die_with_parent ends it.
+        // GPU context, not waited for (contract/event_types.h). Should it linger, die_with_parent ends it. A GPU
+        // in another compute mode than default (or --wait-for-gpu-release) is waited for: the job started next would
+        // find it still taken.
         if (const auto* x = std::get_if<events::Exit>(&ev); x && verdict_in) {
           run->worker.exited = true;
           run->worker.exit_status = static_cast<int>(x->status);
           exit_told = true;
+          wait_release = wait_release || (x->compute_mode && *x->compute_mode != "default");
         }
         if (live) live->on_event(ev);
       }
@@ -183,6 +189,15 @@ void run_child(const Options& o, Role role, const std::string& exe, const std::s
                                    [](const events::Event& e) { return std::holds_alternative<events::Exit>(e); }),
                     run->events.end());
   run->malformed_events = lines.malformed();
+  if (exit_told && wait_release) {  // until the worker is gone: its descriptors closed, its GPU context released
+    const WorkerEnd told = run->worker;
+    if (!reap(pid, std::max(deadline - Clock::now(), Clock::duration::zero()), &run->worker)) {
+      kill_group(pid);  // stuck in its teardown past the grace: ended as a timeout would end it
+      reap(pid, std::chrono::seconds(1), &run->worker);
+    }
+    run->worker = told;  // the worker's own word on how it ended: the wait only frees the GPU
+    return;
+  }
   if (exit_told) return;
 
   const bool has_verdict = !run->events.empty() && std::holds_alternative<events::End>(run->events.back());
@@ -340,16 +355,18 @@ int supervise(const Options& o, const std::string& exe) {
   }
   RunScratch scratch;  // before any thread: it sets TMPDIR for the worker
   if (auto why = scratch.open(spec_files)) {
-    std::fprintf(stderr, "kernodeck-diagnostic: OUTPUT_WRITE_FAILED (exit 12): the run's scratch folder: %s\n"
-                 "  next: set TMPDIR to a writable folder\n", why->c_str());
-    return exit_code(Code::OutputWriteFailed);
+    // Nothing the user asked to save failed (that is 12): this machine lets no run keep a file anywhere.
+    std::fprintf(stderr, "kernodeck-diagnostic: WORKER_FAILED (exit 11): the run's scratch folder: %s\n"
+                 "  next: make TMPDIR (or /tmp) a writable folder\n", why->c_str());
+    return exit_code(Code::WorkerFailed);
   }
   RunRecord base;
   base.start_mono_ms = events::monotonic_ms();
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");  // its value never leaves this process
-  base.visible_devices_env = !visible ? "unset" : *visible ? "set" : "empty";
+  // Its value never leaves this process: only what it is (machine/environment.h).
+  base.visible_devices_env = machine::device_list_name(machine::check_device_list(std::getenv("CUDA_VISIBLE_DEVICES")));
   base.gtest_environment = gtest_environment_names();
   std::future<nlohmann::json> host = o.host_check ? start_host_check() : std::future<nlohmann::json>();
+  machine::add_host_facts(&base.host, scratch.made());  // always: no other process, about 0.2 ms
   base.run_id = random_run_id();
   base.started_at = utc_now();
   const auto start = Clock::now();
@@ -392,7 +409,7 @@ int supervise(const Options& o, const std::string& exe) {
     } else {
       run_child(worker_options, role, exe, fmt::format("{}/plan-{}.json", scratch.path(), ++plans), &run, live.get());
     }
-    if (host.valid()) base.host = host.get();  // at most 3 s from its start, which overlapped the first worker
+    if (host.valid()) base.host.update(host.get());  // at most 3 s from its start, which overlapped the first worker
     run.host = base.host;
     run.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - run_start).count();
     return build_report(run, layer_infos());

@@ -51,7 +51,12 @@ int run_worker(const Options& options, const Role& role, const char* argv0, even
   // By default the supervisor shows one line per layer; GoogleTest's own lines (and its source paths) with -v.
   if (!options.verbose && !options.has_gtest_flag("list_tests")) delete listeners.Release(listeners.default_result_printer());
   listeners.Append(new VerdictListener(events::emit, options.fault));
-  return RUN_ALL_TESTS() == 0 ? 0 : 1;
+  const int rc = RUN_ALL_TESTS() == 0 ? 0 : 1;
+  // NVML's facts for the report (host.nvml) and for the signatures of a GPU that failed (its compute mode, MIG, the
+  // NVSwitch fabric): L2's health test waited for them already; after a failure past L1 they are waited for here
+  // (at most the query's 3 s), and otherwise taken only if in.
+  if (auto nvml = nvml_query_result(rc != 0 && worker_context().probe != nullptr)) worker_context().fact(report::host_nvml, *nvml);
+  return rc;
 }
 
 }  // namespace kd

@@ -10,6 +10,7 @@
 #include "fixtures/layer_test.h"
 #include "suites/steps.h"
 #include "fixtures/probe_loader.h"
+#include "fixtures/suite_build.h"
 #include "contract/events.h"
 #include "process/run_process.h"
 #include "fixtures/full_program.h"
@@ -112,7 +113,9 @@ Outcome l1_libtorch_loads(WorkerContext& ctx) {
   for (const char* id : {"L4", "L5", "L6", "L7", "L8"}) {
     if (!layer_will_run(id)) continue;
     const kd_status heavy = load.probe->heavy_part();
-    if (heavy.kind != KD_OK) return Outcome::fail(Code::TorchImportFailed, heavy.message);
+    if (heavy.kind == KD_ERR_INCOMPLETE)  // the suite's gap: nothing is wrong with this LibTorch
+      return Outcome::fail(Code::SuiteIncomplete, suite::incomplete(heavy.message, "kd_probe_heavy"));
+    if (heavy.kind != KD_OK) return Outcome::fail(classify_load_error(heavy.message), heavy.message);
     break;
   }
   return Outcome::pass();

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include "fixtures/layer_test.h"
+#include "fixtures/nvml_facts.h"
 #include "suites/steps.h"
 #include "fixtures/target_gpu.h"
+#include "machine/loaded_libcuda.h"
 #include "probe/build_settings.h"
 #include "contract/events.h"
 #include "contract/report_parts.h"
@@ -20,6 +22,12 @@ std::vector<std::string> split_list(const std::string& s) {
     start = comma == std::string::npos ? s.size() : comma + 1;
   }
   return out;
+}
+
+std::string info_backend(const WorkerContext& ctx) {
+  kd_torch_info info{};
+  ctx.probe->torch_info(&info);
+  return info.backend;
 }
 }  // namespace
 
@@ -41,6 +49,8 @@ Outcome l2_gpu_available(WorkerContext& ctx) {
   if (s.kind != KD_OK) return backend_failure(s);
   ctx.fact(report::pytorch_gpu_available, g.available != 0);
   ctx.fact(report::pytorch_visible_device_count, g.device_count);
+  // Which libcuda the CUDA runtime loaded, now that it tried (a forward-compatibility one, or none at all).
+  if (info_backend(ctx) == "cuda") ctx.fact(report::host_libcuda, machine::loaded_libcuda());
   if (!g.available)
     return Outcome::fail(Code::GpuUnavailable, *g.reason ? g.reason : "no GPU is visible to this process");
   return Outcome::pass();
@@ -72,6 +82,9 @@ Outcome l2_device_properties(WorkerContext& ctx) {
   report::put(&device, report::device_pci_bus_id,
               format_pci_bus_id({static_cast<unsigned>(p.pci_domain), static_cast<unsigned>(p.pci_bus),
                                  static_cast<unsigned>(p.pci_device)}));
+  // Not the default mode: the supervisor waits for this worker to release the GPU before it exits (runner/main.cpp).
+  ctx.compute_mode = compute_mode_name(p.compute_mode);
+  report::put(&device, report::device_compute_mode, ctx.compute_mode);
   ctx.fact(report::device, device);
   // The compiled architectures appear in show_config() once CUDA is up: ask again now.
   kd_torch_info info{};

@@ -19,6 +19,8 @@
 
 #include <fmt/format.h>
 
+#include "machine/memory_headroom.h"
+#include "machine/read_text.h"
 #include "contract/report_parts.h"
 #include "fixtures/embeddings_input.h"
 #include "fixtures/gpu_watch.h"
@@ -202,7 +204,11 @@ Outcome l5_operating_range(WorkerContext& ctx) {
   const std::string& axis = o.range_axis;
   Sweep s(ctx, !ctx.cpu_mode(), axis);
   s.host_share = range::cpu_host_share(o.range_memory_fraction);  // a shared node keeps most of its memory
-  const std::optional<uint64_t> available = s.gpu ? std::nullopt : range::host_available_bytes();
+  const std::optional<uint64_t> available = s.gpu ? std::nullopt : machine::available_memory_bytes();
+  const std::optional<uint64_t> machine_available = machine::mem_available(machine::read_text("/proc/meminfo").value_or(""));
+  if (available && machine_available && *available < *machine_available)  // the cgroup's limit binds first
+    events::warning(fmt::format("L5's sweep keeps under this cgroup's memory limit: {} MiB left of it, though the machine "
+                                "has {} MiB available", *available >> 20, *machine_available >> 20));
   std::unique_ptr<ScratchFolder> folder;  // the processes' output, removed afterwards
   if (axis == "processes") {
     folder = std::make_unique<ScratchFolder>("kd-range");

@@ -14,6 +14,7 @@
 
 #include "contract/report_parts.h"
 #include "fixtures/child_process.h"
+#include "machine/memory_headroom.h"
 #include "verdict/performance.h"
 
 namespace kd {
@@ -23,15 +24,8 @@ using nlohmann::json;
 
 constexpr int64_t kMaxProcesses = 64;
 
-// What the kernel says could be allocated without swapping (MemAvailable); 0 when it does not say.
-uint64_t available_host_bytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key, unit;
-  uint64_t kib = 0;
-  while (meminfo >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
-  return 0;
-}
+// What this process may still allocate (MemAvailable, within its cgroup's memory limit); 0 when unknown.
+uint64_t available_host_bytes() { return machine::available_memory_bytes().value_or(0); }
 
 // A process' record before it said how it ended: no result yet, in `phase`.
 json unfinished(const char* phase) {

@@ -30,6 +30,11 @@ enum class Code {
   CollectiveUnreachable,  // L8: a rank did not join in time, or the transport between ranks failed
   SuiteIncomplete,        // this build of the suite cannot run what was asked; nothing was concluded about the machine
 };
+constexpr Code kLastCode = Code::SuiteIncomplete;  // the codes are 0..kLastCode, in enum order
+
+// A SUITE_INCOMPLETE message ends with this and the command that builds what is missing (fixtures/suite_build.h): that
+// command is the report's next_action (the signature suite-incomplete).
+inline constexpr std::string_view kBuildItWith = "; build it with: ";
 
 struct CodeInfo {
   Code code;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 
 namespace kd::range {
 
@@ -26,14 +25,6 @@ uint64_t host_cap_bytes(double share, uint64_t available) {
   return static_cast<uint64_t>(std::floor(cpu_host_share(share) * static_cast<double>(available)));
 }
 
-std::optional<uint64_t> host_available_bytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key, unit;
-  uint64_t kib = 0;
-  while (meminfo >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
-  return std::nullopt;
-}
 
 std::optional<int64_t> guided_point(const std::vector<Memory>& passes, uint64_t cap, int64_t lo, int64_t hi,
                                     int64_t step) {

@@ -73,7 +73,6 @@ struct Outcome {
 inline constexpr double kCpuHostShareMax = 0.25;
 double cpu_host_share(double range_memory_fraction);  // min(fraction, kCpuHostShareMax)
 uint64_t host_cap_bytes(double share, uint64_t available);  // the estimate a CPU point may reach
-std::optional<uint64_t> host_available_bytes();  // MemAvailable from /proc/meminfo
 
 // run(value, seconds_left) runs one point; now() is the sweep's clock in seconds.
 using RunPoint = std::function<Point(int64_t value, double seconds_left)>;

@@ -29,6 +29,7 @@ class Build:
         self.listener_cases = info["listener_cases"]
         self.fake_nvml_full = info["fake_nvml_full"]  # the folder of a stand-in libnvidia-ml.so.1 (tests/fake_nvml)
         self.undefined_symbol_probe = info["undefined_symbol_probe"]
+        self.other_build_probe = info["other_build_probe"]  # a probe and heavy part of an earlier build of the suite
         self.schema = info["schema"]
         self.have_probe = info["have_probe"] == "ON"
         self.backend = info["backend"] or "absent"  # cuda, none or absent
@@ -38,6 +39,7 @@ class Build:
         self.sanitize = info["sanitize"] == "ON"
         self.torch_source = info["torch_source"]  # how scripts/setup chose it: private, debian, python, prefix
         self.torch_build_path = info["torch_build_path"]  # find_package, wheel (no CUDA toolkit) or none
+        self.cuda_names = info["cuda_names"]  # the wheel's build: crt/ and nv/target the wheel's, or declared (probe/cuda_names)
         self.torch_unbuildable = info["torch_unbuildable"]  # why a LibTorch that was found has no probe
 
     @property
@@ -77,8 +79,8 @@ def machine_has_gpu():
 
 def expected_default_code():
     """What a plain run must say on this machine."""
-    if not HAVE_PROBE:
-        return "TORCH_MISSING", 3
+    if not HAVE_PROBE:  # a LibTorch the build found but could not build against is the suite's gap, not the machine's
+        return ("SUITE_INCOMPLETE", 19) if BUILD.torch_unbuildable else ("TORCH_MISSING", 3)
     if BACKEND == "none":
         return "GPU_BACKEND_ABSENT", 5
     return ("GPU_CHECK_PASSED", 0) if machine_has_gpu() else ("GPU_UNAVAILABLE", 6)

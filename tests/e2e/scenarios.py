@@ -155,16 +155,7 @@ for _group, _cases in USAGE.items():
     usage_row(_group, _cases)
 
 
-# --- 3: LibTorch or its probe is not there ---------------------------------------------------
-
-@row("TORCH_MISSING", 3, "L1.import", "the probe library absent (the binary copied alone)")
-def probe_absent(t, b):
-    r = t.run_kd("--device", "cpu", binary=copy_alone(t, b))
-    t.assertFalse(r.report["pytorch"]["loaded"], shown(r))
-    t.assertIn("<path>/libkd_probe.so", message(r))
-    t.assertNotIn(t.dir, message(r))
-    return r
-
+# --- 3: LibTorch is not there ---------------------------------------------------
 
 @row("TORCH_MISSING", 3, "L1.import", "LibTorch's folder gone (an empty mount over it)", builds=("cuda",))
 def libtorch_absent(t, b):
@@ -210,22 +201,7 @@ def undefined_symbol(t, b):
     return r
 
 
-@row("TORCH_IMPORT_FAILED", 4, "L1.import", "the probe's heavy part absent (libkd_probe.so copied alone), L4 asked for",
-     builds=PROBE)
-def heavy_part_absent(t, b):
-    binary = copy_alone(t, b, probe=b.probe)
-    r = t.run_kd("--device", "cpu", "--layers", "L1,L4", binary=binary)
-    t.assertIn("the probe's heavy part (libkd_probe_heavy.so", message(r), shown(r))
-    t.assertTrue(r.report["pytorch"]["loaded"], shown(r))  # LibTorch itself loaded: the report says so
-    for layer in ("L5", "L6", "L7", "L8"):  # every layer past L3 uses it: L1 says so, not a later runtime error
-        other = t.run_kd("--device", "cpu", "--layers", f"L1,{layer}", binary=binary)
-        t.assertEqual((other.rc, other.report["code"], other.report["stage"]), (4, "TORCH_IMPORT_FAILED", "L1.import"),
-                      shown(other))
-    # The plain run uses none of it: a first build of libkd_probe.so alone gives the verdict.
-    plain = t.run_kd("--device", "cpu", binary=binary)
-    t.assertEqual((plain.rc, plain.report["code"]), (0, "CPU_CHECK_PASSED"), shown(plain))
-    return r
-
+# --- 19: this build of the suite cannot run what was asked (nothing concluded about the machine) ---------
 
 def listing(binary, *selection):
     return subprocess.run([binary, "--device", "cpu", *selection, "--gtest_list_tests"], capture_output=True, text=True,
@@ -239,7 +215,7 @@ def full_program_absent(t, b):
     shutil.copy(b.probe_heavy, os.path.dirname(binary))
     r = t.run_kd("--device", "cpu", "--layers", "L1,L4", binary=binary)
     t.assertIn("this build of the suite has no kernodeck-diagnostic-full", message(r), shown(r))
-    t.assertIn("--target kernodeck-diagnostic-full", message(r))
+    assert_suite_incomplete(t, b, r, "kernodeck-diagnostic-full")  # the command, also as the next action
     t.assertTrue(r.report["pytorch"]["loaded"], shown(r))  # nothing is said against the machine's LibTorch
     for layer in ("L5", "L6", "L7", "L8"):  # each of its layers: L1 says so before any of them starts
         other = t.run_kd("--device", "cpu", "--layers", f"L1,{layer}", binary=binary)
@@ -280,6 +256,79 @@ def full_program_stale(t, b):
     t.assertIn("kernodeck-diagnostic-full beside this program is from another build of the suite", message(r), shown(r))
     agg = subprocess.run([binary, "aggregate", t.dir], capture_output=True, text=True, timeout=60)
     t.assertEqual(agg.returncode, 19, agg.stderr)
+    return r
+
+
+def build_shown(b):
+    """B's build folder as a SUITE_INCOMPLETE command names it: as seen from the checkout, else its path."""
+    shown = os.path.relpath(b.folder, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    return b.folder if shown.startswith("..") else shown
+
+
+def assert_suite_incomplete(t, b, r, target):
+    """19 at L1.import, the build command in the message, as the next action and on the terminal."""
+    command = f"cmake --build {build_shown(b)} --target {target}"
+    t.assertEqual((r.rc, r.report["code"], r.report["stage"]), (19, "SUITE_INCOMPLETE", "L1.import"), shown(r))
+    t.assertTrue(message(r).endswith("; build it with: " + command), shown(r))
+    t.assertEqual(r.report["next_action"], command)
+    t.assertEqual(r.report["error"]["next_action"], command)
+    t.assertIn(f"next:  {command}", r.stdout)
+
+
+@row("SUITE_INCOMPLETE", 19, "L1.import", "the probe absent from a build that found LibTorch (the binary copied alone)",
+     builds=PROBE)
+def probe_not_built(t, b):
+    r = t.run_kd("--device", "cpu", binary=copy_alone(t, b))
+    t.assertFalse(r.report["pytorch"]["loaded"], shown(r))
+    t.assertIn("the LibTorch probe (<path>/libkd_probe.so) is not built, although this build found LibTorch", message(r))
+    assert_suite_incomplete(t, b, r, "kd_probe")
+    return r
+
+
+@row("SUITE_INCOMPLETE", 19, "L1.import", "the probe the build could not make (libkd_probe.unbuilt, as CMake writes it)",
+     builds=PROBE)
+def probe_unbuildable(t, b):
+    binary = copy_alone(t, b)
+    with open(os.path.join(os.path.dirname(binary), "libkd_probe.unbuilt"), "w") as f:
+        f.write("LibTorch 2.11.0 is a CUDA build and its export file (Caffe2Targets.cmake) is missing\n")
+    r = t.run_kd("--device", "cpu", binary=binary)
+    t.assertIn("no LibTorch probe although LibTorch was found: LibTorch 2.11.0 is a CUDA build", message(r), shown(r))
+    build = build_shown(b)
+    t.assertEqual(r.report["next_action"], f"cmake {build} && cmake --build {build} --target kd_probe")
+    t.assertEqual(r.rc, 19, shown(r))
+    return r
+
+
+@row("SUITE_INCOMPLETE", 19, "L1.import", "the probe's heavy part absent (libkd_probe.so copied alone), L4 asked for",
+     builds=PROBE)
+def heavy_part_absent(t, b):
+    binary = copy_alone(t, b, probe=b.probe)
+    r = t.run_kd("--device", "cpu", "--layers", "L1,L4", binary=binary)
+    t.assertIn("the probe's heavy part (libkd_probe_heavy.so: layers L4 to L8) is not built", message(r), shown(r))
+    t.assertTrue(r.report["pytorch"]["loaded"], shown(r))  # LibTorch itself loaded: the report says so
+    assert_suite_incomplete(t, b, r, "kd_probe_heavy")
+    for layer in ("L5", "L6", "L7", "L8"):  # every layer past L3 uses it: L1 says so, not a later runtime error
+        other = t.run_kd("--device", "cpu", "--layers", f"L1,{layer}", binary=binary)
+        assert_suite_incomplete(t, b, other, "kd_probe_heavy")
+    # The plain run uses none of it: a first build of libkd_probe.so alone gives the verdict.
+    plain = t.run_kd("--device", "cpu", binary=binary)
+    t.assertEqual((plain.rc, plain.report["code"]), (0, "CPU_CHECK_PASSED"), shown(plain))
+    return r
+
+
+@row("SUITE_INCOMPLETE", 19, "L1.import", "the probe's heavy part (or the probe) from an earlier build of the suite",
+     builds=PROBE)
+def heavy_part_stale(t, b):
+    binary = copy_alone(t, b, probe=b.probe)
+    shutil.copy(b.other_build_probe, os.path.join(os.path.dirname(binary), "libkd_probe_heavy.so"))
+    r = t.run_kd("--device", "cpu", "--layers", "L1,L6", binary=binary)
+    t.assertIn("libkd_probe_heavy.so is from another build of the suite than libkd_probe.so", message(r), shown(r))
+    t.assertTrue(r.report["pytorch"]["loaded"], shown(r))
+    assert_suite_incomplete(t, b, r, "kd_probe_heavy")
+    # The probe itself from that earlier build: refused before it is used, as the suite's gap too.
+    old = t.run_kd("--device", "cpu", binary=copy_alone(t, b, probe=b.other_build_probe, folder=t.dir + "/old"))
+    t.assertIn("the LibTorch probe is from another build of the suite", message(old), shown(old))
+    assert_suite_incomplete(t, b, old, "kd_probe kernodeck-diagnostic")
     return r
 
 

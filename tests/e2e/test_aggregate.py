@@ -102,7 +102,7 @@ class Aggregate(DiagnosticTest):
 
     def test_needs_neither_libtorch_nor_the_worker(self):
         path, data = self.failing_report()
-        alone = copy_alone(self, BUILD)  # no probe beside it: a check would say TORCH_MISSING
+        alone = copy_alone(self, BUILD)  # no probe beside it: a check would say SUITE_INCOMPLETE (or TORCH_MISSING)
         p = self.aggregate(path, binary=alone, out=False)
         self.assertEqual(p.returncode, 20, p.stdout + p.stderr)
         self.assertIn(f"{data['code']} (exit {data['exit_code']})", p.stdout)

@@ -16,8 +16,9 @@ MAY_INCLUDE = {
     "contract": {"contract", "verdict"},
     "reporters": {"reporters", "contract", "verdict"},
     "fixtures": {"fixtures", "contract", "verdict", "process", "probe", "reporters"},
-    "suites": {"suites", "fixtures", "contract", "verdict", "process", "probe"},
-    "runner": {"runner", "suites", "fixtures", "reporters", "contract", "verdict", "process", "probe"},
+    "suites": {"suites", "fixtures", "contract", "verdict", "process", "probe", "machine"},
+    "machine": {"machine", "contract"},
+    "runner": {"runner", "suites", "fixtures", "reporters", "contract", "verdict", "process", "probe", "machine"},
 }
 OURS = set(MAY_INCLUDE) | {"probe", "tests", "bench"}
 
@@ -38,6 +39,12 @@ class Architecture(unittest.TestCase):
                 for included in re.findall(r'#include "([a-z_]+)/', text):
                     if included in OURS:
                         self.assertIn(included, allowed, f"{path} includes {included}/")
+
+    def test_the_probe_includes_of_ours_only_the_memory_headroom(self):
+        for path, text in sources("probe"):
+            for included in re.findall(r'#include "([a-z_]+/[a-z_]+\.h)"', text):
+                if included.split("/")[0] in OURS - {"probe"}:
+                    self.assertEqual(included, "machine/memory_headroom.h", path)
 
     def test_libtorch_only_in_the_probe(self):
         for folder in MAY_INCLUDE:

@@ -3,7 +3,10 @@ here against this build, give the report, the summary and a JUnit file CI server
 import glob
 import json
 import os
+import re
+import shutil
 import subprocess
+import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 
@@ -17,6 +20,10 @@ TEMPLATES = sorted(glob.glob(os.path.join(SOURCE, "ci", "*.yml")))
 
 def load(name):
     return yaml.safe_load(read(os.path.join(SOURCE, "ci", name)))
+
+
+def version():
+    return re.search(r"^project\([^)]* VERSION ([0-9.]+)", read(os.path.join(SOURCE, "CMakeLists.txt")), re.M)[1]
 
 
 def github_steps():
@@ -35,11 +42,12 @@ class Templates(unittest.TestCase):
         self.assertIn("on", wf, "quote 'on': YAML 1.1 reads a bare on as true")
         on = wf["on"]
         self.assertIn("workflow_dispatch", on)  # by hand
-        self.assertEqual(on["push"], {"branches": ["main"]}, "a GPU job on every push of every branch")
+        self.assertEqual(on["push"], {"branches": ["main"], "tags": ["v*"]}, "a GPU job on every push of every branch")
         self.assertEqual(set(on) - {"workflow_dispatch", "push", "schedule"}, set(), on)  # no pull_request: no GPU for forks
         self.assertTrue(all(len(s["cron"].split()) == 5 for s in on.get("schedule", [])), on)
         job = wf["jobs"]["gpu-check"]
         self.assertEqual(job["runs-on"], ["self-hosted", "linux", "x64", "gpu"])
+        self.assertEqual(job["if"], "github.ref_type != 'tag'")  # a tag runs only the image job
         steps = github_steps()
         self.assertIn("--summary-md", steps["check"]["run"])
         self.assertIn("-L conformance", steps["Layer by layer (CTest, JUnit)"]["run"])
@@ -47,6 +55,23 @@ class Templates(unittest.TestCase):
         upload = next(s for s in steps.values() if str(s.get("uses", "")).startswith("actions/upload-artifact"))
         self.assertEqual(upload["if"], "always()")  # kept on failure too
         self.assertEqual(upload["with"]["path"], "${{ runner.temp }}/kernodeck/")
+
+    def test_github_image_job_pushes_what_scripts_image_built(self):
+        job = load("github-actions.yml")["jobs"]["image"]
+        self.assertEqual(job["if"], "github.ref_type == 'tag'")
+        self.assertEqual(job["permissions"], {"contents": "read", "packages": "write"})
+        build, push = job["steps"][1:]
+        self.assertEqual(push["env"]["IMAGE"], "${{ steps.%s.outputs.name }}" % build["id"])
+        self.assertIn('docker push "$IMAGE"', push["run"])
+        # The build step as written, scripts/image told to print the name it would build (nothing is built).
+        tag = "ghcr.io/${GITHUB_REPOSITORY,,}/kernodeck-conformance"
+        self.assertIn(f'scripts/image --engine docker --tag "{tag}" | tail -n 1', build["run"])
+        output = os.path.join(tempfile.mkdtemp(), "output")
+        self.addCleanup(shutil.rmtree, os.path.dirname(output))
+        script = build["run"].replace("scripts/image ", os.path.join(SOURCE, "scripts", "image") + " --print-name ")
+        subprocess.run(["bash", "-eo", "pipefail", "-c", script], check=True,
+                       env={**os.environ, "GITHUB_REPOSITORY": "Owner/Repo", "GITHUB_OUTPUT": output})
+        self.assertEqual(read(output), "name=ghcr.io/owner/repo/kernodeck-conformance:%s\n" % version())
 
     def test_gitlab_job(self):
         job = load("gitlab-ci.yml")["kernodeck-conformance"]

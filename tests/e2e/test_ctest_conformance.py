@@ -7,9 +7,9 @@ import subprocess
 import unittest
 
 from ctest_run import BUILD, CTEST, JUNIT_XSD, SOURCE, XMLLINT, CTestCase, cmake_string
-from kd import BIN, expected_default_code, needs_probe
+from kd import BIN, BUILD as THIS_BUILD, copy_alone, expected_default_code, needs_probe
 
-LAYER_OF_CODE = {"TORCH_MISSING": "L1", "TORCH_IMPORT_FAILED": "L1", "GPU_BACKEND_ABSENT": "L2",
+LAYER_OF_CODE = {"TORCH_MISSING": "L1", "TORCH_IMPORT_FAILED": "L1", "SUITE_INCOMPLETE": "L1", "GPU_BACKEND_ABSENT": "L2",
                  "GPU_UNAVAILABLE": "L2", "DEVICE_INDEX_INVALID": "L2"}
 
 
@@ -116,6 +116,27 @@ class ConformanceChain(CTestCase):
         if run.status("conformance.L2.chain2") == "fail":  # each chain stops on its own
             self.assertEqual(run.status("conformance.L3.chain2"), "notrun")
             self.assertIn("Failed test dependencies: conformance.L2.chain2", run.output("conformance.L3.chain2"))
+
+
+class ConformanceAfterAPartialBuild(CTestCase):
+    @needs_probe
+    def test_a_layer_whose_part_is_not_built_is_the_suites_gap_with_the_build_command(self):
+        """`ctest -L conformance` builds nothing: after a build of L1-L3's part alone, L4 says SUITE_INCOMPLETE (19)
+        with the command that builds the missing part (never 3 or 4), and the layers after it are Not Run."""
+        binary = copy_alone(self, THIS_BUILD, probe=THIS_BUILD.probe, folder=os.path.join(self.dir, "partial"))  # no libkd_probe_heavy.so
+        run = self.ctest(self.settings_dir("partial", KD_CONFORMANCE_BIN=binary, KD_CONFORMANCE_DEVICE="cpu"),
+                         "-R", r"^conformance\.L[1-5]$")
+        for name in ("conformance.L1", "conformance.L2", "conformance.L3"):
+            self.assertEqual(run.status(name), "run", run.output(name))
+        out = run.output("conformance.L4")
+        self.assertEqual(run.status("conformance.L4"), "fail", run.out)
+        self.assertIn("Verdict: SUITE_INCOMPLETE (exit 19) at stage L1.import", out)
+        command = f"cmake --build {os.path.relpath(BUILD, SOURCE)} --target kd_probe_heavy"  # as seen from the checkout
+        self.assertIn("; build it with: " + command, out)
+        self.assertIn("next:  " + command, out)
+        self.assertNotRegex(out, r"TORCH_MISSING|TORCH_IMPORT_FAILED")
+        self.assertIn("SUITE_INCOMPLETE at L1.import", run.cases["conformance.L4"].find("failure").get("message"))
+        self.assertEqual(run.status("conformance.L5"), "notrun", run.out)
 
 
 class ConformanceRegistration(CTestCase):

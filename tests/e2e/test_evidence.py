@@ -147,6 +147,14 @@ class VerifyCases(DiagnosticTest):
         self.assertIn("ctest_exit (want 0, got 8)", summary)
         self.assertRegex(out, r"(?m)^changed +want .* DIFFERS")
 
+    def test_alternatives_are_as_expected_when_the_run_gives_one_of_them(self):
+        code, exit_code = expected_default_code()
+        other = "CHECK_FAILED/8" if code != "CHECK_FAILED" else "TIMEOUT/10"
+        rc, out, err = self.verify(f'case_ either "{other} | {code}/{exit_code}/*" --',
+                                   f'case_ neither "{other} | TIMEOUT/10/L9.nowhere" --')
+        self.assertEqual(rc, 1, out + err)
+        self.assertRegex(out.splitlines()[-1], rf"^2 cases, 1 as expected, 1 differed: neither \(want {other} \| ")
+
     def test_a_case_that_left_no_verdict_differs(self):
         rc, out, _ = self.verify("B=/bin/false case_ no_verdict GPU_CHECK_PASSED/0 --")
         self.assertEqual(rc, 1, out)

@@ -1,11 +1,13 @@
 """The fleet templates: ci/kubernetes/ (valid YAML asking for nvidia.com/gpu, reports on the shared
-volume; each container's script, with Kubernetes' own $(VAR) expansion, run here against this build
-with /reports in a temporary folder) and ci/slurm/ (bash that parses; its real run under Slurm is
-tests/slurm/run-single-node, label slurm)."""
+volume, the image scripts/image names run as its own user; each container's script, with Kubernetes'
+own $(VAR) expansion, run here against this build with /reports in a temporary folder) and ci/slurm/
+(bash that parses; KD_IMAGE's Pyxis options, through a stand-in srun that runs each step here; the
+real run under Slurm is tests/slurm/run-single-node, label slurm)."""
 import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import unittest
 
@@ -14,8 +16,24 @@ import yaml
 
 from kd import BIN, BUILD, DiagnosticTest, expected_default_code, read, rendezvous_port, schema_validator, validate
 
-KUBE = os.path.join(os.path.dirname(os.path.dirname(BUILD.schema)), "ci", "kubernetes")
-SLURM = os.path.join(os.path.dirname(KUBE), "slurm")
+SOURCE = os.path.dirname(os.path.dirname(BUILD.schema))
+KUBE = os.path.join(SOURCE, "ci", "kubernetes")
+SLURM = os.path.join(SOURCE, "ci", "slurm")
+PLACEHOLDER = "registry.example.com"  # the templates' stand-in for the user's registry (docs/fleets.md)
+
+
+def image_name():
+    """The name scripts/image gives the image, in the templates' registry: its own 'localhost/' replaced."""
+    name = subprocess.run([os.path.join(SOURCE, "scripts", "image"), "--print-name"], capture_output=True,
+                          text=True, check=True).stdout.splitlines()[-1]
+    assert name.startswith("localhost/"), name
+    return f"{PLACEHOLDER}/{name[len('localhost/'):]}"
+
+
+def image_user():
+    """The Containerfile's USER (uid, gid)."""
+    [line] = [line for line in read(os.path.join(SOURCE, "Containerfile")).splitlines() if line.startswith("USER ")]
+    return tuple(int(n) for n in line.split()[1].split(":"))
 AGGREGATE_SCHEMA = json.load(open(os.path.join(os.path.dirname(BUILD.schema), "aggregate.schema.json")))
 
 
@@ -51,6 +69,18 @@ class Kubernetes(DiagnosticTest):
                 self.assertEqual(checks[0]["volumeMounts"], [{"name": "reports", "mountPath": "/reports"}])
                 gpus = checks[0].get("resources", {}).get("limits", {}).get("nvidia.com/gpu")
                 self.assertEqual(gpus, None if name == "kernodeck-aggregate.yaml" else 1, "the aggregate needs no GPU")
+
+    def test_pods_run_the_built_image_as_its_user(self):
+        image, (uid, gid) = image_name(), image_user()
+        self.assertNotEqual(uid, 0)
+        for name in ("kernodeck-job.yaml", "kernodeck-daemonset.yaml", "kernodeck-aggregate.yaml",
+                     "kernodeck-collective-job.yaml"):
+            with self.subTest(name=name):
+                spec = pod_spec(load(name))
+                checks = [c for c in spec.get("initContainers", []) + spec["containers"] if c["name"] != "pause"]
+                self.assertEqual([c["image"] for c in checks], [image])
+                self.assertEqual(spec["securityContext"],
+                                 {"runAsNonRoot": True, "runAsUser": uid, "runAsGroup": gid, "fsGroup": gid})
 
     def test_job_spreads_one_pod_per_node_and_never_retries(self):
         job = load("kernodeck-job.yaml")
@@ -153,11 +183,76 @@ class Slurm(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
         text = read(os.path.join(SLURM, "kernodeck.sbatch"))
         self.assertIn("#SBATCH --ntasks-per-node=1\n", text)
-        self.assertIn("srun --nodes=\"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=1", text)
+        self.assertIn('srun "${container[@]}" --nodes="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1', text)
         self.assertIn('"$diag" aggregate ', text)
         collective = read(os.path.join(SLURM, "kernodeck-collective.sbatch"))
         self.assertIn("--layers L8", collective)  # every task a rank; its report named by rank for the aggregate
         self.assertIn('rank-$SLURM_PROCID.json', collective)
+
+
+# Pyxis' srun, standing in: records its arguments (a JSON list per call), then runs the step's command here as
+# one task on one node, node-1 (what the image would run).
+SRUN = """#!/bin/bash
+python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "$@" >> "$KD_SRUN_LOG"
+while [ $# -gt 0 ] && [[ $1 == -* ]]; do shift; done
+SLURMD_NODENAME=node-1 SLURM_PROCID=0 SLURM_LOCALID=0 SLURM_STEP_NUM_TASKS=1 SLURM_STEP_NODELIST=node-1 exec "$@"
+"""
+
+
+class SlurmImage(DiagnosticTest):
+    """KD_IMAGE: every srun of the batch scripts, the aggregate's too, gets Pyxis' --container-image (the image
+    scripts/image names, in Enroot's form) and the job's folder mounted."""
+
+    def sbatch(self, name, env):
+        bin_dir = os.path.join(self.dir, "bin")
+        os.makedirs(bin_dir, exist_ok=True)
+        for tool, text in (("srun", SRUN), ("scontrol", "#!/bin/sh\necho node-1\n")):  # scontrol show hostnames
+            with open(os.path.join(bin_dir, tool), "w") as f:
+                f.write(text)
+            os.chmod(os.path.join(bin_dir, tool), 0o755)
+        if not os.path.exists(os.path.join(bin_dir, "kernodeck-diagnostic")):
+            os.symlink(BIN, os.path.join(bin_dir, "kernodeck-diagnostic"))
+        log = os.path.join(self.dir, "srun.log")
+        open(log, "w").close()
+        environ = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "KD_SRUN_LOG": log, "SLURM_JOB_ID": "42",
+                   "SLURM_SUBMIT_DIR": self.dir, "SLURM_JOB_NUM_NODES": "1", "SLURM_JOB_NODELIST": "node-1",
+                   "SLURM_NTASKS": "1", "KD_ARGS": "--device cpu", **env}
+        p = subprocess.run(["bash", os.path.join(SLURM, name)], env=environ, capture_output=True, text=True, timeout=180)
+        with open(log) as f:
+            calls = [json.loads(line) for line in f]
+        return p, calls, os.path.join(self.dir, "kernodeck-reports", "job-42")
+
+    def check_job(self, p, job, report):
+        self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr)
+        validate(json.loads(read(os.path.join(job, "reports", report))))
+        schema_validator(AGGREGATE_SCHEMA).validate(json.loads(read(os.path.join(job, "aggregate.json"))))
+
+    def test_every_step_runs_in_the_image(self):
+        image = image_name()
+        enroot = image.replace("/", "#", 1)  # registry.example.com#kernodeck-conformance:0.1.0
+        for name, report in (("kernodeck.sbatch", "node-1.json"), ("kernodeck-collective.sbatch", "rank-0.json")):
+            with self.subTest(name=name):
+                shutil.rmtree(os.path.join(self.dir, "kernodeck-reports"), ignore_errors=True)
+                env = {"KD_IMAGE": image, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(rendezvous_port())}
+                p, calls, job = self.sbatch(name, env)
+                self.check_job(p, job, report)
+                self.assertEqual(len(calls), 2, calls)  # the check's step, then the aggregate's
+                for call in calls:
+                    self.assertEqual(call[:2], [f"--container-image={enroot}", f"--container-mounts={job}:{job}"])
+                self.assertEqual(calls[1][2:5], ["--nodes=1", "--ntasks=1", "kernodeck-diagnostic"])
+                self.assertEqual(calls[1][5], "aggregate")
+
+    def test_a_squashfs_file_is_named_as_it_is_and_no_image_means_no_container(self):
+        sqsh = os.path.join(self.dir, "kernodeck.sqsh")
+        open(sqsh, "w").close()
+        p, calls, job = self.sbatch("kernodeck.sbatch", {"KD_IMAGE": sqsh})
+        self.check_job(p, job, "node-1.json")
+        self.assertEqual([c[0] for c in calls], [f"--container-image={sqsh}"] * 2)
+        shutil.rmtree(job)
+        p, calls, job = self.sbatch("kernodeck.sbatch", {})
+        self.check_job(p, job, "node-1.json")
+        self.assertEqual(len(calls), 1, "without KD_IMAGE the aggregate runs in the batch step")
+        self.assertFalse([a for a in calls[0] if a.startswith("--container")], calls)
 
 
 if __name__ == "__main__":

@@ -350,3 +350,18 @@ class WorkerEnd(Leftovers):
             time.sleep(0.05)
         self.assertEqual(self.processes_of_this_run(), [])
         self.assertNothingLeft()
+
+    def test_asked_to_wait_for_the_gpu_release_the_run_ends_after_its_worker(self):
+        # --wait-for-gpu-release (CTest's layer tests; automatic for a GPU not in the default compute mode): the
+        # supervisor exits only once its worker is gone, its descriptors closed and its GPU context released.
+        r = self.run_kd("--device", "cpu", "--inject-fault", "slow-exit", "--wait-for-gpu-release", env=self.env)
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        self.assertTrue(r.report["requested"]["wait_for_gpu_release"])
+        self.assertGreaterEqual(r.seconds, 3)
+        self.assertEqual(self.processes_of_this_run(), [])  # at once: nothing left to wait for
+        self.assertNothingLeft()
+
+    def test_each_conformance_test_waits_for_the_gpu_release(self):
+        out = subprocess.run([os.path.join(os.environ["KD_SOURCE_DIR"], "ctest", "run-layer"), "echo", "L2", "cuda"],
+                             capture_output=True, text=True, timeout=10).stdout
+        self.assertEqual(out.split(), ["--layers", "L2", "--device", "cuda", "--wait-for-gpu-release"])

@@ -40,9 +40,12 @@ class HostCheck(DiagnosticTest):
         self.assertIn("not an equivalent check for ROCm", host["note"])
         self.assertIn("Host (nvidia-smi): 2 GPUs", r.stdout)
 
-    def test_not_asked_means_null(self):
+    def test_not_asked_means_no_nvidia_smi_part(self):
+        # Since 1.9 host always holds the machine around the GPU (test_machine.py); nvidia-smi only when asked.
         r = self.run_cpu(self.path_with(NORMAL), host_check=False)
-        self.assertIsNone(r.report["host"])
+        for key in ("tool", "status", "gpus", "message", "duration_ms", "note", "nvml"):
+            self.assertNotIn(key, r.report["host"])
+        self.assertNotIn("Host (nvidia-smi)", r.stdout)
 
     def test_absent(self):
         env = dict(os.environ, PATH=os.path.join(self.dir, "empty"))

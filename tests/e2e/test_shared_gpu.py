@@ -39,6 +39,15 @@ class HostFacts(DiagnosticTest):
         self.assertNotIn(str(os.getpid()), json.dumps(r.report["host"]))  # counted, never named
         self.assertIsNone(r.report["sharing"])  # a CPU run watches no GPU
 
+    def test_a_gpu_run_keeps_the_host_checks_counts(self):
+        """A GPU run's worker reads NVML too (host.nvml in every GPU run, for L2 and the signatures) without counting
+        processes; the host check's read, which was asked for, stands in the report and on the terminal. Without a
+        GPU the run ends at L2, after the worker's read; with one it passes: the facts are the same either way."""
+        r = self.run_kd("--host-check", env=stand_in(others="2:20480", utilization=97))
+        g0 = r.report["host"]["nvml"]["gpus"][0]
+        self.assertEqual((g0["compute_processes"], g0["utilization_percent"]), (3, 97), r.stdout)
+        self.assertIn("; 3 compute processes (40.50 GiB), utilization 97 %", r.stdout)
+
     def test_an_old_driver_leaves_them_unknown(self):
         r = self.run_kd("--device", "cpu", "--host-check", env=stand_in("fake_nvml_minimal", others="2"))
         g0 = r.report["host"]["nvml"]["gpus"][0]

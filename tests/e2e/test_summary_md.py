@@ -57,7 +57,8 @@ class SummaryMarkdown(DiagnosticTest):
             self.assertIn(f"| Error | {error['message']} |", plain)
         if error["cause"] is not None:  # the terminal's cause, not the raw message
             self.assertIn(f"| Cause | {error['cause']} |", plain)
-            self.assertIn(f"  cause: {error['cause']}\n", r.stdout)
+            self.assertIn(f"| Signature | `{error['signature']}` |", plain)
+            self.assertIn(f"  cause: {error['cause']} [{error['signature']}]\n", r.stdout)
         self.assertIn(f"  next:  {r.report['next_action']}\n", r.stdout)  # the same next action as the terminal
 
     def test_existing_file_is_never_overwritten(self):

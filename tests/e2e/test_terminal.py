@@ -206,6 +206,9 @@ class ReadmeSamples(DiagnosticTest):
     def test_the_no_driver_sample(self):
         r = self.run_kd()
         self.assertVerdict(r, "GPU_UNAVAILABLE", 6, "L2.gpu_available")
+        host = r.report["host"]
+        if not host["container"]["detected"] or host["nvidia"]["device_nodes"]:  # the cause is the machine's own
+            self.skipTest("the sample is a container started without its GPUs; this machine is not one")
         self.assertEqual(normalized(r.stdout), normalized(readme_sample("no-driver")))
 
 

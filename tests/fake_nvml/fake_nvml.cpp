@@ -3,6 +3,8 @@
  *   healthy (default) | ecc (3 uncorrected volatile errors) | remap_failed | remap_pending |
  *   slow (PCIe x4 of x16, hw_slowdown + sw_thermal_slowdown, SM clock 600 of 1980 MHz) |
  *   hang (nvmlInit_v2 never returns: sleeps 60 s).
+ * KD_FAKE_NVML_COMPUTE_MODE=N (0 default, 2 prohibited, 3 exclusive process), KD_FAKE_NVML_MIG=1 and
+ * KD_FAKE_NVML_FABRIC=not_started|in_progress|completed (an NVSwitch system's fabric; else not supported) set both GPUs'.
  * KD_FAKE_NVML_GPU1_PCI moves GPU 1 to that PCI address: on a GPU machine, the real GPU's, so that L2's health
  * test reads the scenario as its own GPU's (a test-only stand-in, never a real machine's result).
  * A shared GPU 0 (docs/shared-gpus.md): it lists its caller's parent (the process that asked: this run's worker, or
@@ -11,8 +13,8 @@
  *                                KD_FAKE_NVML_OTHERS_SM percent of the SMs (default 90; 0: they only hold memory);
  *   KD_FAKE_NVML_UTILIZATION=P   the GPU's utilization (default 0);
  *   KD_FAKE_NVML_FREE_MIB=M      its free memory (default: what the processes leave);
- *   KD_FAKE_NVML_HIDE_PROCESSES=1  the list shows no process of the caller's (a container that hides them);
- *   KD_FAKE_NVML_MIG=1           MIG on.
+ *   KD_FAKE_NVML_HIDE_PROCESSES=1  the list shows no process of the caller's (a container that hides them)
+ *   (with KD_FAKE_NVML_MIG=1, as on a MIG GPU, NVML cannot tell who computes: the driver's memory is the fallback).
  * Built twice: in full, and with KD_FAKE_NVML_MINIMAL (an old driver: most functions missing).
  * The signatures are NVML's C ABI. */
 #include <cstdio>
@@ -178,9 +180,23 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned* c) {
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned* mw) { (void)d; *mw = 75500; return OK; }
 nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned* mw) { (void)d; *mw = 700000; return OK; }
 nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t d, int* on) { (void)d; *on = 1; return OK; }
-nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t d, int* mode) { (void)d; *mode = 0; return OK; }
+nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t d, int* mode) { (void)d; *mode = (int)env_number("KD_FAKE_NVML_COMPUTE_MODE", 0); return OK; }
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned* current, unsigned* pending) {
-  *current = *pending = d->index == 0 && scenario_env("KD_FAKE_NVML_MIG");
+  (void)d;
+  *current = *pending = static_cast<unsigned>(env_number("KD_FAKE_NVML_MIG", 0));
+  return OK;
+}
+typedef struct {
+  unsigned char clusterUuid[16];
+  nvmlReturn_t status;
+  unsigned cliqueId;
+  unsigned char state; /* nvmlGpuFabricState_t: 0 not supported, 1 not started, 2 in progress, 3 completed */
+} nvmlGpuFabricInfo_t;
+nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d, nvmlGpuFabricInfo_t* info) {
+  (void)d;
+  memset(info, 0, sizeof *info);
+  const char* f = getenv("KD_FAKE_NVML_FABRIC");
+  info->state = !f ? 0 : !strcmp(f, "not_started") ? 1 : !strcmp(f, "in_progress") ? 2 : !strcmp(f, "completed") ? 3 : 0;
   return OK;
 }
 #endif

@@ -39,6 +39,7 @@ const Expected kSpec[] = {
     {Code::MemoryCheckFailed, "MEMORY_CHECK_FAILED", 15, nullptr},
     {Code::GpuUnhealthy, "GPU_UNHEALTHY", 18, nullptr},
     {Code::CollectiveUnreachable, "COLLECTIVE_UNREACHABLE", 17, nullptr},
+    {Code::SuiteIncomplete, "SUITE_INCOMPLETE", 19, nullptr},
 };
 
 TEST(Codes, NamesExitCodesAndNextActionsMatchTheSpec) {
@@ -57,8 +58,8 @@ TEST(Codes, NamesExitCodesAndNextActionsMatchTheSpec) {
 
 TEST(Codes, ExitCodesInEnumOrder) {
   std::vector<int> exits;
-  for (int c = 0; c <= static_cast<int>(Code::CollectiveUnreachable); ++c) exits.push_back(exit_code(static_cast<Code>(c)));
-  EXPECT_EQ(exits, (std::vector<int>{0, 0, 0, 2, 3, 4, 5, 6, 7, 8, 9, 9, 10, 11, 12, 13, 14, 16, 15, 18, 17}));
+  for (int c = 0; c <= static_cast<int>(kLastCode); ++c) exits.push_back(exit_code(static_cast<Code>(c)));
+  EXPECT_EQ(exits, (std::vector<int>{0, 0, 0, 2, 3, 4, 5, 6, 7, 8, 9, 9, 10, 11, 12, 13, 14, 16, 15, 18, 17, 19}));
 }
 
 TEST(Codes, NamesAreUniqueAndRoundTrip) {

@@ -7,7 +7,7 @@
 
 #include "fixtures/extensions.h"
 #include "temp_dir.h"
-#include "verdict/hints.h"
+#include "verdict/signatures.h"
 
 namespace kd::ext {
 namespace {
@@ -15,7 +15,7 @@ namespace {
 const std::string kPath = "/opt/app/build/libfused_ops.so";
 
 std::string cause_of(const std::string& message) {
-  const auto h = find_hint(Code::ModelLoadFailed, message, HintContext{});
+  const auto h = diagnose(Code::ModelLoadFailed, message, SignatureFacts{});
   return h ? h->cause : "";
 }
 

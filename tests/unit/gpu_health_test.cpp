@@ -5,7 +5,7 @@
 #include "fixtures/nvml_facts.h"
 #include "verdict/codes.h"
 #include "verdict/gpu_health.h"
-#include "verdict/hints.h"
+#include "verdict/signatures.h"
 
 namespace kd {
 namespace {
@@ -58,7 +58,7 @@ TEST(GpuHealth, FailedRemapMeansReplaceTheCard) {
   ASSERT_EQ(h.problems.size(), 1u);
   EXPECT_NE(h.problems[0].find("row remapping failed"), std::string::npos);
   EXPECT_NE(h.action.find("replaced"), std::string::npos);
-  const auto hint = find_hint(Code::GpuUnhealthy, unhealthy_message(g, h), {});
+  const auto hint = diagnose(Code::GpuUnhealthy, unhealthy_message(g, h), {});
   ASSERT_TRUE(hint);
   EXPECT_NE(hint->action.find("replaced"), std::string::npos);
 }

@@ -94,7 +94,7 @@ TEST(OptionTable, TheRunPlanCarriesWhatTheWorkerNeedsAndNothingElse) {
   role.event_fd = 7;
   role.run_id = "0123456789abcdef";
   const json plan = plan_document({role, o});
-  for (const char* supervisor_only : {"output", "summary_md", "bundle", "color", "quiet", "host_check", "in_process"})
+  for (const char* supervisor_only : {"output", "summary_md", "bundle", "color", "quiet", "host_check", "wait_for_gpu_release", "in_process"})
     EXPECT_FALSE(plan["options"].contains(supervisor_only)) << supervisor_only;
   const auto back = plan_from_document(plan);
   ASSERT_TRUE(std::holds_alternative<Plan>(back)) << std::get<std::string>(back);
@@ -148,7 +148,8 @@ TEST(OptionTable, HelpListsEveryOptionAndEveryExitCode) {
   const std::regex item(R"((?:^|, |,\n)(\d+) )");
   for (auto m = std::sregex_iterator(codes.begin(), codes.end(), item); m != std::sregex_iterator(); ++m)
     EXPECT_TRUE(listed.insert(std::stoi((*m)[1])).second) << "listed twice: " << (*m)[1];
-  EXPECT_EQ(listed, (std::set<int>{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})) << codes;
+  EXPECT_EQ(listed, (std::set<int>{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19})) << codes;
+  EXPECT_NE(codes.find("19 suite incomplete"), std::string::npos) << codes;  // the last code, listed too
   EXPECT_NE(text.find("9 out of memory / runtime error"), std::string::npos);
   EXPECT_EQ(text.find("--kd-"), std::string::npos);  // internal options are never shown
 }

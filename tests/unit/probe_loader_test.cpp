@@ -1,5 +1,5 @@
-// Why LibTorch could not be loaded: not there (3) or there but broken (4), from the
-// dynamic loader's own messages.
+// Why LibTorch could not be loaded: not there (3) or there but broken (4), from the dynamic loader's own messages;
+// the suite's own gaps (its probe not built) are 19.
 #include "fixtures/probe_loader.h"
 
 #include <fstream>
@@ -43,24 +43,41 @@ INSTANTIATE_TEST_SUITE_P(
         LoaderText{"/x/libtorch_cpu.so: cannot open shared object file: Permission denied",
                    Code::TorchImportFailed}));
 
-TEST(ProbeLoader, AbsentProbeIsTorchMissing) {
+// A build that found no LibTorch has no probe: the machine has no LibTorch the suite could use.
+TEST(ProbeLoader, AbsentProbeOfABuildWithoutLibTorchIsTorchMissing) {
   test::TempDir dir;
-  const ProbeLoad r = load_probe(dir.file("libkd_probe.so"));
+  const ProbeLoad r = load_probe(dir.file("libkd_probe.so"), false);
   EXPECT_EQ(r.probe, nullptr);
   EXPECT_EQ(name(r.code), name(Code::TorchMissing));
   EXPECT_NE(r.message.find("cannot open shared object file"), std::string::npos) << r.message;
 }
 
-// A LibTorch the build found but could not build against (a CUDA LibTorch without the CUDA runtime
-// headers) is there: never TORCH_MISSING, and the build's own reason is the message.
-TEST(ProbeLoader, ProbeTheBuildCouldNotMakeIsTorchImportFailedWithTheBuildsReason) {
+// A build that found LibTorch but whose probe is not there: the suite's gap, with the command that builds it.
+TEST(ProbeLoader, AbsentProbeOfABuildWithLibTorchIsSuiteIncompleteWithTheBuildCommand) {
+  test::TempDir dir;
+  const ProbeLoad r = load_probe(dir.file("libkd_probe.so"), true);
+  EXPECT_EQ(r.probe, nullptr);
+  EXPECT_EQ(name(r.code), name(Code::SuiteIncomplete));
+  EXPECT_NE(r.message.find("libkd_probe.so) is not built, although this build found LibTorch"), std::string::npos)
+      << r.message;
+  EXPECT_NE(r.message.find("; build it with: cmake --build "), std::string::npos) << r.message;
+  const std::string command_end = "--target kd_probe";
+  EXPECT_EQ(r.message.substr(r.message.size() - command_end.size()), command_end) << r.message;
+}
+
+// A LibTorch the build found but could not build against is there: never TORCH_MISSING or TORCH_IMPORT_FAILED; the
+// build's own reason is the message, and the command configures again (what it could not do depends on what it found).
+TEST(ProbeLoader, ProbeTheBuildCouldNotMakeIsSuiteIncompleteWithTheBuildsReason) {
   test::TempDir dir;
   std::ofstream(dir.file("libkd_probe.unbuilt")) << "LibTorch 2.11.0 is a CUDA build; building against it needs the CUDA "
                                                     "runtime headers\n";
-  const ProbeLoad r = load_probe(dir.file("libkd_probe.so"));
-  EXPECT_EQ(r.probe, nullptr);
-  EXPECT_EQ(name(r.code), name(Code::TorchImportFailed));
-  EXPECT_NE(r.message.find("although LibTorch was found: LibTorch 2.11.0 is a CUDA build"), std::string::npos) << r.message;
+  for (const bool found : {true, false}) {
+    const ProbeLoad r = load_probe(dir.file("libkd_probe.so"), found);
+    EXPECT_EQ(r.probe, nullptr);
+    EXPECT_EQ(name(r.code), name(Code::SuiteIncomplete));
+    EXPECT_NE(r.message.find("although LibTorch was found: LibTorch 2.11.0 is a CUDA build"), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find(" && cmake --build "), std::string::npos) << r.message;
+  }
 }
 
 TEST(ProbeLoader, EmptyProbeFileIsTorchImportFailed) {

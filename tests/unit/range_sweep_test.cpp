@@ -258,9 +258,6 @@ TEST(RangeSweep, TheCpuSweepKeepsToAQuarterOfTheAvailableMemoryAtMost) {
       EXPECT_LE(host_cap_bytes(f, available), available / 4);
       EXPECT_LE(static_cast<double>(host_cap_bytes(f, available)), f * static_cast<double>(available));
     }
-  const auto available = host_available_bytes();  // Linux: /proc/meminfo has it
-  ASSERT_TRUE(available);
-  EXPECT_GT(*available, 0u);
 }
 
 Point at(int64_t v, double throughput, Result r = Result::Passed) {

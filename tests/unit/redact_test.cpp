@@ -37,6 +37,14 @@ TEST(Redact, LeavesSlashedWordsAndUrlsAlone) {
     EXPECT_EQ(redact(text, kAlice), text);
 }
 
+// Issue 37: CUDA error 803's words were shown as "display driver <path> cuda driver combination".
+TEST(Redact, ASlashBetweenWordsIsNoPath) {
+  const std::string m = "Error 803: system has unsupported display driver / cuda driver combination";
+  EXPECT_EQ(redact(m, kAlice), m);
+  EXPECT_EQ(redact("a / b and a trailing /", kAlice), "a / b and a trailing /");
+  EXPECT_EQ(redact("driver / /opt/x/libcuda.so.1", kAlice), "driver / <path>/libcuda.so.1");
+}
+
 // Issue 17: the gaps found by trying bad inputs.
 TEST(Redact, RelativePathsAndPathsWithSpacesKeepOnlyTheFileName) {
   EXPECT_EQ(redact("cannot open ../../home/alice/models/net.pt here", kAlice), "cannot open <path>/net.pt here");

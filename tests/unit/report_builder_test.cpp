@@ -78,8 +78,51 @@ TEST(ReportBuilder, ARecognisedErrorsNextActionIsTheReportsOnlyOne) {
                         "torch.cuda: Found no NVIDIA driver on your system");
   const json r = build({f, end(1, 1, 0, f)}, exited(1));
   EXPECT_NE(r["error"]["cause"].get<std::string>().find("no NVIDIA driver"), std::string::npos) << r["error"];
-  EXPECT_NE(r["next_action"].get<std::string>().find("--gpus all"), std::string::npos) << r["next_action"];
+  EXPECT_EQ(r["error"]["signature"], "no-driver");
+  EXPECT_NE(r["next_action"].get<std::string>().find("install the NVIDIA driver"), std::string::npos) << r["next_action"];
   EXPECT_EQ(r["error"]["next_action"], r["next_action"]);  // never two different next actions
+}
+
+// The same words in a container without /dev/nvidia* nodes: the host's facts choose the signature.
+TEST(ReportBuilder, TheHostsFactsChooseTheSignature) {
+  const auto f = failed("L2_BackendDevice", "GpuAvailable", "GPU_UNAVAILABLE", "L2.gpu_available",
+                        "torch.cuda: Found no NVIDIA driver on your system");
+  RunRecord run;
+  run.run_id = "run-1";
+  run.events = {f, end(1, 1, 0, f)};
+  run.worker = exited(1);
+  run.host = {{"container", {{"detected", true}, {"kind", "docker"}}}, {"nvidia", {{"device_nodes", json::array()}}}};
+  const json r = build_report(run, kLayers);
+  EXPECT_EQ(r["error"]["signature"], "container-without-gpus") << r["error"];
+  EXPECT_NE(r["next_action"].get<std::string>().find("--gpus all"), std::string::npos) << r["next_action"];
+  const json passed_run = build(verified_run("cuda:0"));
+  EXPECT_TRUE(passed_run["error"].is_null());  // a pass has no error, so no signature
+}
+
+// Warnings before failures, from the host's facts: a small /dev/shm, a low limit, a variable left on.
+TEST(ReportBuilder, TheMachinesWarningsComeBeforeAFailure) {
+  RunRecord run;
+  run.run_id = "run-1";
+  run.events = verified_run("cuda:0");
+  run.worker = exited(0);
+  run.host = {{"shm", {{"size_bytes", 64 << 20}, {"free_bytes", 64 << 20}}},
+              {"limits", {{"open_files", {{"soft", 64}, {"hard", 4096}}}, {"locked_memory_bytes", {{"soft", 65536}, {"hard", 65536}}}}},
+              {"infiniband_devices", 2},
+              {"container", {{"detected", true}, {"cpu_quota_cores", 1.0}, {"cpus", 8}, {"memory_limit_bytes", 4ULL << 30},
+                             {"memory_used_bytes", 3ULL << 30}}},
+              {"temp", {{"folder", "tmp"}, {"skipped", {"TMPDIR"}}}},
+              {"environment", {{{"name", "CUDA_LAUNCH_BLOCKING"}, {"valid", true}, {"value", "1"}, {"note", nullptr}},
+                               {{"name", "CUDA_VISIBLE_DEVICES"}, {"valid", false}, {"value", nullptr},
+                                {"note", "names one device twice (CUDA then shows none)"}}}}};
+  const json r = build_report(run, kLayers);
+  EXPECT_EQ(r["code"], "GPU_CHECK_PASSED");
+  for (const char* w : {"the shared-memory folder (dev/shm) is 64 MiB", "open-files limit (ulimit -n) is 64", "locked-memory limit (ulimit -l) is 64 KiB",
+                        "leaves 1024 MiB free", "may use one CPU", "CUDA_LAUNCH_BLOCKING=1 is set",
+                        "CUDA_VISIBLE_DEVICES: names one device twice", "TMPDIR names a folder where nothing can be created"})
+    EXPECT_TRUE(has_warning_with(r, w)) << w << "\n" << r["warnings"];
+  run.options.device = "cpu";  // a CPU run is not warned of what only CUDA does
+  run.events = verified_run("cpu");
+  EXPECT_FALSE(has_warning_with(build_report(run, kLayers), "CUDA_LAUNCH_BLOCKING"));
 }
 
 TEST(ReportBuilder, LayersShowWhichLayerFailed) {

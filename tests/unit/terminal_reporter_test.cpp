@@ -117,12 +117,46 @@ TEST(TerminalReporter, ShowsTheConcurrencyAxisWithItsKneeAndTheProcessesAxisWith
 TEST(TerminalReporter, ShowsTheHintsCauseHostAndPython) {
   nlohmann::json r = failed_report();
   r["error"]["cause"] = "the device's architecture (sm_90) is not in the build's compiled list (sm_80)";
-  r["host"] = {{"status", "ok"}, {"gpus", {{{"driver_version", "580.159.04"}, {"memory_total_mib", 143771}}}}};
+  r["error"]["signature"] = "arch-not-compiled";
+  r["host"] = {{"tool", "nvidia-smi"}, {"status", "ok"}, {"gpus", {{{"driver_version", "580.159.04"}, {"memory_total_mib", 143771}}}}};
   r["python"] = {{"version", "3.12.3"}, {"import", "ok"}, {"torch_version", "2.11.0+cu130"}, {"cuda", "13.0"}};
   const std::string out = render_terminal(r, false, "/usr/bin/python3");
-  EXPECT_EQ(line_starting(out, "  cause:"), "  cause: the device's architecture (sm_90) is not in the build's compiled list (sm_80)");
+  EXPECT_EQ(line_starting(out, "  cause:"),
+            "  cause: the device's architecture (sm_90) is not in the build's compiled list (sm_80) [arch-not-compiled]");
   EXPECT_EQ(line_starting(out, "Host"), "Host (nvidia-smi): 1 GPU, driver 580.159.04 with 143771 MiB");
   EXPECT_EQ(line_starting(out, "Python"), "Python (/usr/bin/python3) 3.12.3: torch 2.11.0+cu130 (CUDA 13.0)");
+}
+
+// --host-check shows the machine around the GPU; a plain run only its warnings.
+TEST(TerminalReporter, HostCheckShowsTheMachineAroundTheGpu) {
+  nlohmann::json r = failed_report();
+  r["host"] = {
+      {"limits", {{"open_files", {{"soft", 1024}, {"hard", 524288}}}, {"address_space_bytes", {{"soft", nullptr}, {"hard", nullptr}}},
+                  {"locked_memory_bytes", {{"soft", 8388608}, {"hard", 8388608}}}, {"processes", {{"soft", nullptr}, {"hard", nullptr}}},
+                  {"stack_bytes", {{"soft", 8388608}, {"hard", nullptr}}}}},
+      {"container", {{"detected", true}, {"kind", "docker"}, {"cgroup_version", "v2"}, {"memory_limit_bytes", 17179869184LL},
+                     {"memory_used_bytes", 1073741824}, {"cpu_quota_cores", 8.0}, {"pids_limit", nullptr}, {"cpus", 16}}},
+      {"shm", {{"size_bytes", 67108864}, {"free_bytes", 67108864}}},
+      {"temp", {{"folder", "tmp"}, {"skipped", {"TMPDIR"}}}},
+      {"nvidia", {{"kernel_driver_version", "580.95.05"}, {"uvm_loaded", true}, {"compat_libcuda_on_path", false},
+                  {"device_nodes", {{{"name", "nvidia-uvm"}, {"accessible", true}}, {{"name", "nvidia0"}, {"accessible", false}}}},
+                  {"libcuda", {{"loaded", true}, {"source", "system"}, {"version", "580.95.05"}, {"cuda_version", "13.0"}}}}},
+      {"environment", {{{"name", "CUDA_VISIBLE_DEVICES"}, {"valid", false}, {"value", nullptr}, {"note", "x"}},
+                       {{"name", "CUDA_LAUNCH_BLOCKING"}, {"valid", true}, {"value", "1"}, {"note", nullptr}}}}};
+  EXPECT_EQ(line_starting(render_terminal(r, false), "Host"), "") << "a plain run shows no host lines";
+  r["host"]["tool"] = "nvidia-smi";
+  r["host"]["status"] = "absent";
+  const std::string out = render_terminal(r, false);
+  EXPECT_EQ(line_starting(out, "Host limits"),
+            "Host limits (soft/hard): open files 1024/524288, address space unlimited/unlimited, locked memory 8 MiB/8 MiB, "
+            "processes unlimited/unlimited, stack 8 MiB/unlimited");
+  EXPECT_EQ(line_starting(out, "Host container"),
+            "Host container: docker, cgroup v2, memory 1.0 GiB used of 16.0 GiB, CPU quota 8 cores, 16 CPUs usable, pids unlimited");
+  EXPECT_EQ(line_starting(out, "Host /dev/shm"), "Host /dev/shm: 64 MiB (64 MiB free); temporary folder: tmp");
+  EXPECT_EQ(line_starting(out, "Host NVIDIA"),
+            "Host NVIDIA: kernel driver 580.95.05, nvidia-uvm loaded, nodes nvidia-uvm nvidia0 (no access), compat libcuda on "
+            "LD_LIBRARY_PATH: no, libcuda loaded: system 580.95.05 (CUDA 13.0)");
+  EXPECT_EQ(line_starting(out, "Host environment"), "Host environment: CUDA_VISIBLE_DEVICES (not valid), CUDA_LAUNCH_BLOCKING=1");
 }
 
 TEST(TerminalReporter, ShowsOneLineForEachLayerThatRan) {

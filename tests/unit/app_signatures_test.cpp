@@ -1,26 +1,26 @@
 // The application's own failures in L4, as LibTorch words them -> cause and next action.
 #include <gtest/gtest.h>
 
-#include "verdict/hints.h"
+#include "verdict/signatures.h"
 
 namespace kd {
 namespace {
 
 std::string cause(Code code, const std::string& message) {
-  const auto h = find_hint(code, message, HintContext{});
+  const auto h = diagnose(code, message, SignatureFacts{});
   return h ? h->cause : "";
 }
 
-TEST(AppHints, TensorsOnTwoDevices) {
+TEST(AppSignatures, TensorsOnTwoDevices) {
   for (const char* m : {"Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
                         "RuntimeError: Expected all tensors to be on the same device, but got mat2 is on cpu, different "
                         "from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_mm)"}) {
     EXPECT_NE(cause(Code::RuntimeError, m).find("an input left on the CPU"), std::string::npos) << m;
-    EXPECT_NE(find_hint(Code::RuntimeError, m, {})->action.find("\"device\": \"cpu\""), std::string::npos);
+    EXPECT_NE(diagnose(Code::RuntimeError, m, {})->action.find("\"device\": \"cpu\""), std::string::npos);
   }
 }
 
-TEST(AppHints, PrecisionMismatchesAndMissingHalfKernels) {
+TEST(AppSignatures, PrecisionMismatchesAndMissingHalfKernels) {
   for (const char* m : {"RuntimeError: mat1 and mat2 must have the same dtype, but got Half and Float",
                         "RuntimeError: expected m1 and m2 to have the same dtype, but got: c10::Half != float",
                         "RuntimeError: expected scalar type Half but found Float",
@@ -32,13 +32,13 @@ TEST(AppHints, PrecisionMismatchesAndMissingHalfKernels) {
             std::string::npos);
 }
 
-TEST(AppHints, AModelFileWithoutReadPermission) {
+TEST(AppSignatures, AModelFileWithoutReadPermission) {
   const std::string m = "unreadable: cannot open '[path]/model.pt' (Permission denied)";  // model_file_problem's words
   EXPECT_NE(cause(Code::ModelLoadFailed, m).find("may not read it"), std::string::npos);
   EXPECT_EQ(cause(Code::ModelLoadFailed, "missing: no model file at '[path]/model.pt' (No such file or directory)"), "");
 }
 
-TEST(AppHints, TheSuitesOwnUndefinedSymbolIsNotAnExtensions) {
+TEST(AppSignatures, TheSuitesOwnUndefinedSymbolIsNotAnExtensions) {
   // L1's probe load keeps its own hint; an extension's undefined symbol gets the extension's.
   EXPECT_NE(cause(Code::TorchImportFailed, "libkd_probe.so: undefined symbol: _ZN3c10...").find("this suite"),
             std::string::npos);
