@@ -162,6 +162,7 @@ constexpr Field<nlohmann::json> keyed_objects(const char* pointer) { return {{po
   X(error_cause, nullable<std::string>("/error/cause"))                                                              \
   X(error_signature, nullable<std::string>("/error/signature"))                                                      \
   X(error_next_action, plain<std::string>("/error/next_action"))                                                     \
+  X(error_action, plain<std::string>("/error/action"))                                                               \
   X(after_failure, structured("/after_failure", Kind::object, true))                                                 \
   X(after_failure_event, plain<std::string>("/after_failure/event"))                                                 \
   X(after_failure_code, plain<std::string>("/after_failure/code"))                                                   \
