@@ -399,6 +399,15 @@ std::vector<OptionRow> make_table() {
   fault.report = [](const Options& o) { return o.fault.empty() ? json() : json(o.fault); };
   fault.example = "hang";
 
+  OptionRow& klog = add(option("--kernel-log-file", "FILE", &Options::kernel_log_file, "kernel_log_file",
+                               "TEST ONLY: read FILE as this boot's kernel log (its /dev/kmsg\n"
+                               "records or \"[seconds] ...\" lines) for the Xid evidence in\n"
+                               "host.kernel_log; recorded in the report, never a diagnosis"));
+  klog.audience = Audience::TestOnly;
+  klog.read = path(&Options::kernel_log_file, "--kernel-log-file needs a file");
+  klog.placeholder = "<file>";
+  klog.example = "kmsg.log";
+
   OptionRow& verbose = add(option("--verbose", "", &Options::verbose, "verbose",
                                   "also show GoogleTest's own output (by default: one line per layer)"));
   verbose.alias = "-v";

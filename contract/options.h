@@ -53,6 +53,7 @@ struct Options {
   bool full = false;                   // --full: L8 then runs only when this process is one rank of a multi-rank job
   bool device_index_given = false;     // L8 on a GPU uses the job's local rank unless --device-index says
   std::string fault;                   // test-only fault injection; "" when off
+  std::optional<std::string> kernel_log_file;  // TEST ONLY: read this file as the kernel log (machine/kernel_log.h)
   bool verbose = false;                // -v: GoogleTest's own output too (by default one line per layer)
   bool quiet = false;                  // -q: the verdict line only
   std::string color = "auto";          // --color auto|always|never (auto: a terminal, and NO_COLOR unset)

@@ -157,7 +157,10 @@ fleet::Aggregate aggregate(const std::vector<ReportSource>& sources) {
       continue;
     }
     // A test-only fault injection is no machine's result: listed apart, never counted (README "fault injection").
-    if (const auto fault = report::read(report::read(s.report, report::requested), report::requested_fault_injection)) {
+    const json& requested = report::read(s.report, report::requested);
+    std::optional<std::string> fault = report::read(requested, report::requested_fault_injection);
+    if (!fault && report::read(requested, report::requested_kernel_log_file) == true) fault = "kernel-log-file";
+    if (fault) {
       a.injected.push_back({name, report::read(s.report, report::run_id).value_or(""), *fault,
                             report::read(s.report, report::code).value_or("")});
       continue;

@@ -246,6 +246,8 @@ json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
   for (const std::string& w : machine_warnings(run.host, !run.options.cpu_mode())) warnings.push_back(w);
   if (foreign_markers) warnings.push_back(fmt::format("{} marker(s) without this run's id were ignored", foreign_markers));
   if (run.malformed_events) warnings.push_back(fmt::format("{} unreadable event line(s) from the worker", run.malformed_events));
+  if (run.options.kernel_log_file)
+    warnings.push_back("test-only kernel log (--kernel-log-file): the Xid evidence is that file's, not this machine's");
   if (!run.options.fault.empty())
     warnings.push_back(fmt::format("test-only fault injection '{}' was active: this is not a diagnosis", run.options.fault));
   return report;

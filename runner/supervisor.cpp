@@ -365,7 +365,7 @@ int supervise(const Options& o, const std::string& exe) {
   // Its value never leaves this process: only what it is (machine/environment.h).
   base.visible_devices_env = machine::device_list_name(machine::check_device_list(std::getenv("CUDA_VISIBLE_DEVICES")));
   base.gtest_environment = gtest_environment_names();
-  std::future<nlohmann::json> host = o.host_check ? start_host_check() : std::future<nlohmann::json>();
+  std::future<nlohmann::json> host = o.host_check ? start_host_check(o.kernel_log_file) : std::future<nlohmann::json>();
   machine::add_host_facts(&base.host, scratch.made());  // always: no other process, about 0.2 ms
   base.run_id = random_run_id();
   base.started_at = utc_now();

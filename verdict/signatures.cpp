@@ -173,6 +173,24 @@ std::string slow_device_cause(const Symptom& s) {
                         : "the device multiplies matrices slower than its datasheet figure allows for a healthy card";
 }
 
+std::string xid_cause(const Symptom& s) {
+  return fmt::format("the NVIDIA driver logged, for this GPU since its last load, {}: the GPU is unusable until it is "
+                     "reset",
+                     fmt::join(s.facts.unusable_xids, "; "));
+}
+std::string xid_next_action(const Symptom& s) {
+  switch (*s.facts.xid_action) {
+    case Action::ReplaceGpu: return "drain the node and have the card replaced: its memory could not remap a bad row";
+    case Action::DrainNode:
+      return "drain the node and reboot it (a GPU that fell off the bus, or a pending node reboot, needs the whole "
+             "node); if it comes back, check the GPU's power, cooling and seating, then replace it";
+    default:
+      return "reset the GPU (nvidia-smi -r -i N with no process on it) or reboot the node, then run again; the same "
+             "Xid after a reset means the card must be replaced";
+  }
+}
+Action xid_action(const Symptom& s) { return *s.facts.xid_action; }
+
 // The node's own software when outside a container; inside one, what the container was given.
 Action node_unless_container(const Symptom& s) { return s.machine().in_container ? Action::FixEnvironment : Action::DrainNode; }
 // nvidia-uvm not loaded is the node's (a container shares the host's modules); a missing node in a container is the
@@ -467,7 +485,12 @@ const std::vector<Row>& layer_rows() {
       {"gpu-row-remap-failed", [](const Symptom& s) { return s.code == Code::GpuUnhealthy && s.says("row remapping failed"); },
        "the GPU's memory has a bad row it could not remap: no spare rows are left, the card is failing",
        "drain the node and have the card replaced; a reset does not repair it", Action::ReplaceGpu},
-      {"gpu-memory-errors", [](const Symptom& s) { return s.code == Code::GpuUnhealthy; },
+      {"gpu-xid-unusable",
+       [](const Symptom& s) {
+         return s.code == Code::GpuUnhealthy && s.facts.xid_action && s.says("the kernel log shows");
+       },
+       xid_cause, xid_next_action, {xid_action, {Action::ResetGpu, Action::DrainNode, Action::ReplaceGpu}}},
+      {"gpu-memory-errors", [](const Symptom& s) { return s.code == Code::GpuUnhealthy && s.says("NVML reports"); },
        "the GPU's memory had uncorrectable errors, or a row remapping or a page retirement waits for a reset",
        "reset the GPU (nvidia-smi -r with no process on it, or reboot) or drain the node, then run again; errors that "
        "come back after a reset mean the card must be replaced", Action::ResetGpu},

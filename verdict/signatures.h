@@ -48,6 +48,8 @@ struct SignatureFacts {
   std::optional<bool> arch_supported;   // L2's prediction for the device
   std::string stage;                    // where it failed
   std::optional<memory::OomEvent> oom;  // L5's record of an out-of-memory: the phase and the numbers
+  std::vector<std::string> unusable_xids;  // the kernel log's events that leave the run's GPU unusable until a reset
+  std::optional<Action> xid_action;        // the most severe of their actions (verdict/xid_catalogue.h)
   MachineFacts machine;
 };
 
