@@ -36,6 +36,8 @@ struct Options {
   std::optional<std::string> input;    // L4: its input spec and output contract (JSON)
   std::vector<std::string> extensions; // L4: custom-operator libraries loaded before the model (--extension, repeatable)
   std::optional<std::string> bundle;   // a new folder for the result bundle
+  std::optional<std::string> metrics;  // a new file for the Prometheus metrics (reporters/metrics.h)
+  std::optional<std::string> floors;   // the per-SKU floors file (verdict/floors.h), read by the supervisor
   // L6: below these fractions of the device's reference figures a ceiling fails (code 16).
   // Defaults sit well under what healthy cards reach (README "Layer L6").
   double min_bandwidth_fraction = kDefaultMinBandwidthFraction;

@@ -227,6 +227,10 @@ namespace kd::report {
   X(ceiling_repeats, plain<int64_t>("/repeats", "/timing/ceilings/*"))                                               \
   X(ceiling_min, plain<double>("/min", "/timing/ceilings/*"))                                                        \
   X(ceiling_max, plain<double>("/max", "/timing/ceilings/*"))                                                        \
+  X(ceiling_floor_kind, plain<std::string>("/floor_kind", "/timing/ceilings/*"))                                        \
+  X(ceiling_floor_source, plain<std::string>("/floor_source", "/timing/ceilings/*"))                                    \
+  X(ceiling_below_floor, plain<bool>("/below_floor", "/timing/ceilings/*"))                                             \
+  X(ceiling_measurements, structured("/measurements", Kind::array, false, "/timing/ceilings/*"))                        \
   X(iterations_n, plain<int64_t>("/n", "/memory/iterations"))                                                        \
   X(iterations_allocated_bytes, structured("/allocated_bytes", Kind::array, true, "/memory/iterations"))             \
   X(iterations_leak_injected, plain<bool>("/leak_injected", "/memory/iterations"))                                   \
@@ -356,6 +360,8 @@ namespace kd::report {
   X(collective_bw_floor_checked, plain<bool>("/floor_checked", "/collective/bandwidth"))                             \
   X(collective_bw_sizes, structured("/sizes", Kind::array, false, "/collective/bandwidth"))                          \
   X(collective_bw_note, nullable<std::string>("/note", "/collective/bandwidth"))                                     \
+  X(collective_bw_floor_source, nullable<std::string>("/floor_source", "/collective/bandwidth"))                        \
+  X(collective_bw_measurements, structured("/busbw_measurements", Kind::array, false, "/collective/bandwidth"))         \
   X(bw_size_bytes, plain<int64_t>("/bytes", "/collective/bandwidth/sizes/*"))                                        \
   X(bw_size_iterations, plain<int64_t>("/iterations", "/collective/bandwidth/sizes/*"))                              \
   X(bw_size_ms, plain<double>("/ms", "/collective/bandwidth/sizes/*"))                                               \
