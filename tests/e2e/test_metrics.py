@@ -3,7 +3,6 @@ file written whole (never overwritten), valid for promtool (Debian's prometheus 
 and parsed back here: its figures are the report's. Also the node-problem-detector wrapper (ci/kubernetes/)."""
 import json
 import os
-import re
 import shutil
 import subprocess
 import unittest
@@ -15,34 +14,18 @@ RECORDED = os.path.join(ROOT, "tests", "data", "kernel_log_xid.kmsg")
 NPD = os.path.join(ROOT, "ci", "kubernetes", "node-problem-detector")
 FAKE_CUDA = json.load(open(os.environ["KD_BUILD_INFO"]))["fake_cuda"]
 
-SAMPLE = re.compile(r'^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>.*)\})? (?P<value>\S+)$')
-LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(?:,|$)')
+
+def load_parser():
+    """scripts/lib/prometheus-text: the reader the GPU verification uses too (no promtool there)."""
+    import importlib.util
+    from importlib.machinery import SourceFileLoader
+    loader = SourceFileLoader("prometheus_text", os.path.join(ROOT, "scripts", "lib", "prometheus-text"))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("prometheus_text", loader))
+    loader.exec_module(module)
+    return module
 
 
-def unescape(value):
-    return re.sub(r'\\(.)', lambda m: {"n": "\n", "\\": "\\", '"': '"'}[m[1]], value)
-
-
-def parse(text):
-    """The exposition format back as {name: [(labels, value)]}, checking that every sample's family has HELP and TYPE
-    lines before it, and that each family is one block."""
-    families, helped, typed, seen = {}, set(), {}, []
-    for line in text.splitlines():
-        if line.startswith("# HELP "):
-            helped.add(line.split(" ", 3)[2])
-        elif line.startswith("# TYPE "):
-            _, _, name, kind = line.split(" ", 3)
-            typed[name] = kind
-        else:
-            m = SAMPLE.match(line)
-            assert m, f"not a sample line: {line!r}"
-            name = m["name"]
-            assert name in helped and typed.get(name) == "gauge", f"{name}: no HELP or TYPE before it"
-            assert not seen or seen[-1] == name or name not in families, f"{name}: its samples are not one block"
-            seen.append(name)
-            labels = {k: unescape(v) for k, v in LABEL.findall(m["labels"] or "")}
-            families.setdefault(name, []).append((labels, float(m["value"])))
-    return families
+parse = load_parser().parse
 
 
 class Metrics(DiagnosticTest):
