@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -70,10 +71,10 @@ class Collector {
   void record(double t, std::string_view message) {
     if (records_ == 0) oldest_ = t;
     ++records_;
-    if (message.find("NVRM: loading NVIDIA UNIX") != std::string_view::npos) {
-      driver_loaded_ = driver_loaded_ ? std::max(*driver_loaded_, t) : t;
-    } else if (const size_t at = message.find("NVRM: Xid ("); at != std::string_view::npos) {
-      xid_line(t, message.substr(at + 11));
+    if (const size_t nvrm = message.find("NVRM: "); nvrm != std::string_view::npos) {  // most records are neither
+      const std::string_view rest = message.substr(nvrm + 6);
+      if (rest.rfind("loading NVIDIA UNIX", 0) == 0) driver_loaded_ = driver_loaded_ ? std::max(*driver_loaded_, t) : t;
+      else if (rest.rfind("Xid (", 0) == 0) xid_line(t, rest.substr(5));
     } else if (const size_t sx = message.find(": SXid (PCI:"); sx != std::string_view::npos) {
       sxid_line(t, message.substr(sx + 12));
     }
@@ -205,9 +206,16 @@ void feed_line(std::string_view line, Collector* c) {
   }
   const size_t semi = line.find(';');
   if (semi == std::string_view::npos || semi > 64) return;
-  unsigned long long priority = 0, seq = 0, usec = 0;
-  if (std::sscanf(std::string(line.substr(0, semi)).c_str(), "%llu,%llu,%llu", &priority, &seq, &usec) != 3) return;
-  c->record(static_cast<double>(usec) / 1e6, line.substr(semi + 1));
+  // "6,1234,5678901,-": priority, sequence, microseconds since boot, flags.
+  const char* p = line.data();
+  const char* const end = p + semi;
+  unsigned long long field[3] = {0, 0, 0};
+  for (int k = 0; k < 3; ++k) {
+    const auto [next, ec] = std::from_chars(p, end, field[k]);
+    if (ec != std::errc() || next == end || *next != ',') return;
+    p = next + 1;
+  }
+  c->record(static_cast<double>(field[2]) / 1e6, line.substr(semi + 1));
 }
 
 void feed_text(std::string_view text, Collector* c) {
