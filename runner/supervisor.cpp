@@ -301,22 +301,19 @@ SavedFiles save_files(const Options& o, nlohmann::json* report, const nlohmann::
   }
   // TEST ONLY (--inject-fault slow-save): a window between two files for a signal to arrive in.
   if (o.fault == "slow-save") std::this_thread::sleep_for(std::chrono::seconds(3));
-  if (o.summary_md) {
-    if (auto why = write_new_file(*o.summary_md, render_markdown_summary(*report))) {
-      set_verdict(report, Code::OutputWriteFailed, "summary", *why);
+  // A new file of the run's: saved, or the verdict becomes 12 and what was saved before is removed again.
+  const auto save_new = [&](const std::optional<std::string>& path, const char* stage, auto render,
+                            std::optional<std::string>* saved_as) {
+    if (!path) return;
+    if (auto why = write_new_file(*path, render())) {
+      set_verdict(report, Code::OutputWriteFailed, stage, *why);
       saved.undo();
     } else {
-      saved.summary = *o.summary_md;
+      *saved_as = *path;
     }
-  }
-  if (o.metrics) {
-    if (auto why = write_new_file(*o.metrics, render_metrics(*report))) {
-      set_verdict(report, Code::OutputWriteFailed, "metrics", *why);
-      saved.undo();
-    } else {
-      saved.metrics = *o.metrics;
-    }
-  }
+  };
+  save_new(o.summary_md, "summary", [&] { return render_markdown_summary(*report); }, &saved.summary);
+  save_new(o.metrics, "metrics", [&] { return render_metrics(*report); }, &saved.metrics);
   if (o.output && !o.report_to_stdout()) {  // --output -: printed after the terminal text (supervise)
     if (auto why = write_new_file(*o.output, report->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n")) {
       struct stat st {};

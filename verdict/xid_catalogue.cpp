@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "json_read.h"
+
 namespace kd::xid {
 namespace {
 
@@ -49,25 +51,14 @@ const std::vector<XidInfo> kCatalogue = {
     {158, "GPU fatal timeout", true, Action::ResetGpu},
 };
 
-template <class T>
-std::optional<T> get(const json& o, const char* key) {
-  const auto it = o.find(key);
-  if (it == o.end() || it->is_null()) return std::nullopt;
-  try {
-    return it->get<T>();
-  } catch (const json::exception&) {
-    return std::nullopt;
-  }
-}
-
 std::string ago(double s) { return s < 120 ? fmt::format("{:.0f} s ago", s) : fmt::format("{:.0f} min ago", s / 60); }
 
 // "Xid 79 (GPU has fallen off the bus), 2 lines, the last 3 min ago"
 std::string described(const json& e, const XidInfo& info) {
-  const int64_t n = get<int64_t>(e, "count").value_or(0);
-  const auto last = get<double>(e, "last_s_ago");
-  return fmt::format("{} {} ({}), {} line{}{}", get<std::string>(e, "kind") == "sxid" ? "SXid" : "Xid",
-                     get<int64_t>(e, "code").value_or(0), info.meaning, n, n == 1 ? "" : "s",
+  const int64_t n = json_read::value_of<int64_t>(e, "count").value_or(0);
+  const auto last = json_read::value_of<double>(e, "last_s_ago");
+  return fmt::format("{} {} ({}), {} line{}{}", json_read::value_of<std::string>(e, "kind") == "sxid" ? "SXid" : "Xid",
+                     json_read::value_of<int64_t>(e, "code").value_or(0), info.meaning, n, n == 1 ? "" : "s",
                      last ? ", the last " + ago(*last) : "");
 }
 
@@ -120,24 +111,24 @@ XidInfo recovery_info(Recovery r) {
 
 Judgement judge_gpu(const json& kernel_log, const std::string& pci_bus_id) {
   Judgement j;
-  if (!kernel_log.is_object() || get<bool>(kernel_log, "readable") != true) return j;
+  if (!kernel_log.is_object() || json_read::value_of<bool>(kernel_log, "readable") != true) return j;
   const json events = kernel_log.value("events", json::array());
   if (!events.is_array()) return j;
   for (const json& e : events) {
     if (!e.is_object()) continue;
-    const std::string kind = get<std::string>(e, "kind").value_or("");
-    const bool after_load = get<bool>(e, "after_driver_load").value_or(false);
-    const int code = static_cast<int>(get<int64_t>(e, "code").value_or(0));
+    const std::string kind = json_read::value_of<std::string>(e, "kind").value_or("");
+    const bool after_load = json_read::value_of<bool>(e, "after_driver_load").value_or(false);
+    const int code = static_cast<int>(json_read::value_of<int64_t>(e, "code").value_or(0));
     if (kind == "sxid") {  // the node's NVSwitches serve every GPU: a fatal one since the driver's load is named
-      if (get<std::string>(e, "severity") == "fatal" && after_load)
+      if (json_read::value_of<std::string>(e, "severity") == "fatal" && after_load)
         j.warnings.push_back(fmt::format("the kernel log shows NVSwitch {} {}: the NVLink fabric may have lost links",
-                                         get<std::string>(e, "pci_bus_id").value_or("?"),
+                                         json_read::value_of<std::string>(e, "pci_bus_id").value_or("?"),
                                          described(e, {code, "fatal", false, std::nullopt})));
       continue;
     }
-    if (kind != "xid" || get<std::string>(e, "pci_bus_id") != pci_bus_id) continue;
+    if (kind != "xid" || json_read::value_of<std::string>(e, "pci_bus_id") != pci_bus_id) continue;
     XidInfo info = find_xid(code);
-    if (const auto r = get<std::string>(e, "recovery_action"); code == 154 && r && recovery_from_name(*r))
+    if (const auto r = json_read::value_of<std::string>(e, "recovery_action"); code == 154 && r && recovery_from_name(*r))
       info = recovery_info(*recovery_from_name(*r));
     const std::string what = described(e, info);
     if (info.unusable && after_load) {
