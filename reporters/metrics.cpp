@@ -66,13 +66,13 @@ std::optional<double> unix_time(const std::string& utc) {
 void verdict_metrics(const json& r, Exposition* m) {
   const std::string status = read(r, report::status).value_or("failed");
   const auto action = read(r, report::error_action);
+  // No run id among the labels: each run would start a new series (the report has it).
   m->family("info", "The run: the suite's version, the LibTorch it loaded and the device it checked (always 1)",
             {{{{"suite_version", read(r, report::runtime_suite_version).value_or("")},
                {"libtorch", read(r, report::pytorch_version).value_or("")},
                {"cuda", read(r, report::pytorch_cuda_compiled).value_or("")},
                {"device", read(read(r, report::device), report::device_name).value_or("")},
-               {"pci_bus_id", read(read(r, report::device), report::device_pci_bus_id).value_or("")},
-               {"run_id", read(r, report::run_id).value_or("")}},
+               {"pci_bus_id", read(read(r, report::device), report::device_pci_bus_id).value_or("")}},
               1}});
   m->family("verdict", "The verdict: its code, status, stage, signature and action (docs/fleets.md) as labels (always 1)",
             {{{{"code", read(r, report::code).value_or("")},

@@ -117,6 +117,8 @@ Outcome l2_health(WorkerContext& ctx) {
                                                : std::string("not read")));
   const GpuHealth h = gpu.facts ? judge_gpu_health(*gpu.facts) : GpuHealth{};
   const xid::Judgement x = xid::judge_gpu(kernel_log.value_or(nlohmann::json()), pci);
+  if (!gpu.facts) events::warning(fmt::format("GPU {}: {}; its health judged on the kernel log's Xid events only",
+                                             ctx.device_index(), gpu.why_not));
   for (const auto& w : h.warnings) events::warning(fmt::format("GPU {} (NVML): {}", ctx.device_index(), w));
   for (const auto& w : x.warnings) events::warning(fmt::format("GPU {} ({}): {}", ctx.device_index(), pci, w));
   std::vector<std::string> parts;
