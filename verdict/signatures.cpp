@@ -407,7 +407,7 @@ const std::vector<Row>& layer_rows() {
       {"suite-incomplete",
        [](const Symptom& s) { return s.code == Code::SuiteIncomplete && !build_command_in(s.message).empty(); },
        "a part of this build of the suite is not built or is from another build: nothing was checked on the machine",
-       +[](const Symptom& s) { return build_command_in(s.message); }},
+       +[](const Symptom& s) { return build_command_in(s.message); }, Action::FixInstall},
       {"undefined-symbol", [](const Symptom& s) { return s.says("undefined symbol"); },
        "a C++ ABI or version mismatch between this suite and the LibTorch it loaded (a symbol is missing)",
        "rebuild the suite against this LibTorch (scripts/build), or load the LibTorch it was built with",
