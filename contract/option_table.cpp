@@ -12,7 +12,7 @@ namespace kd {
 
 const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error", "leak", "range-leak",
                                           "device-assert", "slow-save", "cpu-shards", "cpu-shard-oom", "shard-oom",
-                                          "collective-wrong", "collective-rank-exit", "slow-exit",
+                                          "collective-wrong", "collective-rank-exit", "slow-exit", "slow-first-measurement",
                                           "stand-in-gpu"};
 
 namespace {
@@ -355,12 +355,34 @@ std::vector<OptionRow> make_table() {
   bus.read = decimal(&Options::min_bus_bandwidth, "--min-bus-bandwidth", 0, 100000, false, "a number of GB/s from 0 to 100000");
   bus.example = "100";
 
+  OptionRow& floors = add(option("--floors", "FILE", &Options::floors, "floors",
+                                 "L6 and L8: per-SKU floors by device name (JSON: copy_tb_s,\n"
+                                 "matmul_bf16/fp32/tf32_tflops, bus_bandwidth_gb_s), absolute\n"
+                                 "figures that override the fractions and --min-bus-bandwidth\n"
+                                 "for that device (docs/fleets.md); checked before anything runs"));
+  floors.read = path(&Options::floors, "--floors needs a file");
+  floors.placeholder = "<file>";
+  floors.to_worker = false;  // the worker gets the checked table in its plan (contract/run_plan.h)
+  floors.example = "floors.json";
+
   OptionRow& bundle = add(option("--bundle", "DIR", &Options::bundle, "bundle",
                                  "also write the result bundle into DIR, a new folder (exit 12 if it exists)"));
   bundle.read = path(&Options::bundle, "--bundle needs a path");
   bundle.placeholder = "<folder>";
   bundle.to_worker = false;
   bundle.example = "run-bundle";
+  OptionRow& metrics = add(option("--metrics", "FILE", &Options::metrics, "metrics",
+                                  "also write the verdict, each layer's result, L6's and L8's\n"
+                                  "figures and the health facts as Prometheus metrics to FILE,\n"
+                                  "a new file (same rules as --output; docs/fleets.md)"));
+  metrics.read = [](const std::string& v, Options& o) -> Error {
+    if (v == "-") return std::string("--metrics needs a file name: '-' (stdout) is --output's");
+    return path(&Options::metrics, "--metrics needs a file name")(v, o);
+  };
+  metrics.report_key = "metrics_file";
+  metrics.placeholder = "<file>";
+  metrics.to_worker = false;
+  metrics.example = "m.prom";
   OptionRow& host = add(option("--host-check", "", &Options::host_check, "host_check",
                                "also report what nvidia-smi and NVML see: driver, memory, and\n"
                                "each GPU's health facts (ECC, PCIe, clocks; at most 3 s), and show\n"
@@ -393,8 +415,10 @@ std::vector<OptionRow> make_table() {
                                 "second GPU's shard runs out of memory), collective-wrong (L8:\n"
                                 "the last rank adds 1 to one element), collective-rank-exit\n"
                                 "(L8: the last rank is killed right after joining), slow-exit\n"
-                                "(the worker stays 3 s after its last event), stand-in-gpu (a\n"
-                                "CPU run watches the stand-in NVML's GPU 0 as its GPU: L5's\n"
+                                "(the worker stays 3 s after its last event), slow-first-measurement\n"
+                                "(L6's ceilings and L8's bus bandwidth: the first measurement\n"
+                                "reads 100 times slower, as a throttled card's would), stand-in-gpu\n"
+                                "(a CPU run watches the stand-in NVML's GPU 0 as its GPU: L5's\n"
                                 "sweep sizes itself from its free memory, L6's segments and\n"
                                 "L8's bandwidth see its other processes);\n"
                                 "recorded in the report, never a diagnosis"));
@@ -408,6 +432,15 @@ std::vector<OptionRow> make_table() {
   fault.report_key = "fault_injection";
   fault.report = [](const Options& o) { return o.fault.empty() ? json() : json(o.fault); };
   fault.example = "hang";
+
+  OptionRow& klog = add(option("--kernel-log-file", "FILE", &Options::kernel_log_file, "kernel_log_file",
+                               "TEST ONLY: read FILE as this boot's kernel log (its /dev/kmsg\n"
+                               "records or \"[seconds] ...\" lines) for the Xid evidence in\n"
+                               "host.kernel_log; recorded in the report, never a diagnosis"));
+  klog.audience = Audience::TestOnly;
+  klog.read = path(&Options::kernel_log_file, "--kernel-log-file needs a file");
+  klog.placeholder = "<file>";
+  klog.example = "kmsg.log";
 
   OptionRow& verbose = add(option("--verbose", "", &Options::verbose, "verbose",
                                   "also show GoogleTest's own output (by default: one line per layer)"));

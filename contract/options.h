@@ -38,6 +38,8 @@ struct Options {
   std::optional<std::string> input;    // L4: its input spec and output contract (JSON)
   std::vector<std::string> extensions; // L4: custom-operator libraries loaded before the model (--extension, repeatable)
   std::optional<std::string> bundle;   // a new folder for the result bundle
+  std::optional<std::string> metrics;  // a new file for the Prometheus metrics (reporters/metrics.h)
+  std::optional<std::string> floors;   // the per-SKU floors file (verdict/floors.h), read by the supervisor
   // L6: below these fractions of the device's reference figures a ceiling fails (code 16).
   // Defaults sit well under what healthy cards reach (README "Layer L6").
   double min_bandwidth_fraction = kDefaultMinBandwidthFraction;
@@ -58,6 +60,7 @@ struct Options {
   bool full = false;                   // --full: L8 then runs only when this process is one rank of a multi-rank job
   bool device_index_given = false;     // L8 on a GPU uses the job's local rank unless --device-index says
   std::string fault;                   // test-only fault injection; "" when off
+  std::optional<std::string> kernel_log_file;  // TEST ONLY: read this file as the kernel log (machine/kernel_log.h)
   bool verbose = false;                // -v: GoogleTest's own output too (by default one line per layer)
   bool quiet = false;                  // -q: the verdict line only
   std::string color = "auto";          // --color auto|always|never (auto: a terminal, and NO_COLOR unset)

@@ -86,6 +86,7 @@ constexpr Field<nlohmann::json> keyed_objects(const char* pointer) { return {{po
   X(execution_arch_supported, nullable<bool>("/execution/arch_supported"))                                           \
   X(host_nvml, structured("/host/nvml", Kind::object))                                                                \
   X(host_libcuda, structured("/host/nvidia/libcuda", Kind::object))                                                   \
+  X(host_kernel_log, structured("/host/kernel_log", Kind::object))                                                   \
   X(python, structured("/python", Kind::object))                                                                     \
   X(app_embeddings, structured("/app/embeddings", Kind::object))                                                     \
   X(app_training, structured("/app/training", Kind::object))                                                         \
@@ -163,6 +164,7 @@ constexpr Field<nlohmann::json> keyed_objects(const char* pointer) { return {{po
   X(error_cause, nullable<std::string>("/error/cause"))                                                              \
   X(error_signature, nullable<std::string>("/error/signature"))                                                      \
   X(error_next_action, plain<std::string>("/error/next_action"))                                                     \
+  X(error_action, plain<std::string>("/error/action"))                                                               \
   X(after_failure, structured("/after_failure", Kind::object, true))                                                 \
   X(after_failure_event, plain<std::string>("/after_failure/event"))                                                 \
   X(after_failure_code, plain<std::string>("/after_failure/code"))                                                   \

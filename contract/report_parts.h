@@ -184,6 +184,28 @@ namespace kd::report {
   X(nvml_gpu_compute_processes_memory_mib, nullable<int64_t>("/compute_processes_memory_mib", "/host/nvml/gpus/*"))  \
   X(nvml_gpu_problems, plain<std::vector<std::string>>("/problems", "/host/nvml/gpus/*"))                            \
   X(nvml_gpu_warnings, plain<std::vector<std::string>>("/warnings", "/host/nvml/gpus/*"))                            \
+  X(kernel_log_readable, plain<bool>("/readable", "/host/kernel_log"))                                                 \
+  X(kernel_log_source, nullable<std::string>("/source", "/host/kernel_log"))                                           \
+  X(kernel_log_why_not, nullable<std::string>("/why_not", "/host/kernel_log"))                                         \
+  X(kernel_log_records, plain<int64_t>("/records", "/host/kernel_log"))                                                \
+  X(kernel_log_truncated, plain<bool>("/truncated", "/host/kernel_log"))                                               \
+  X(kernel_log_from_boot, plain<bool>("/from_boot", "/host/kernel_log"))                                               \
+  X(kernel_log_oldest_s_ago, nullable<double>("/oldest_record_s_ago", "/host/kernel_log"))                             \
+  X(kernel_log_driver_loaded_s_ago, nullable<double>("/driver_loaded_s_ago", "/host/kernel_log"))                      \
+  X(kernel_log_duration_ms, plain<double>("/duration_ms", "/host/kernel_log"))                                         \
+  X(kernel_log_events, structured("/events", Kind::array, true, "/host/kernel_log"))                                   \
+  X(xid_kind, plain<std::string>("/kind", "/host/kernel_log/events/*"))                                                \
+  X(xid_pci_bus_id, plain<std::string>("/pci_bus_id", "/host/kernel_log/events/*"))                                    \
+  X(xid_code, plain<int64_t>("/code", "/host/kernel_log/events/*"))                                                    \
+  X(xid_meaning, plain<std::string>("/meaning", "/host/kernel_log/events/*"))                                          \
+  X(xid_unusable, plain<bool>("/unusable", "/host/kernel_log/events/*"))                                               \
+  X(xid_action, nullable<std::string>("/action", "/host/kernel_log/events/*"))                                         \
+  X(xid_count, plain<int64_t>("/count", "/host/kernel_log/events/*"))                                                  \
+  X(xid_first_s_ago, plain<double>("/first_s_ago", "/host/kernel_log/events/*"))                                       \
+  X(xid_last_s_ago, plain<double>("/last_s_ago", "/host/kernel_log/events/*"))                                         \
+  X(xid_after_driver_load, plain<bool>("/after_driver_load", "/host/kernel_log/events/*"))                             \
+  X(xid_recovery_action, nullable<std::string>("/recovery_action", "/host/kernel_log/events/*"))                       \
+  X(xid_severity, nullable<std::string>("/severity", "/host/kernel_log/events/*"))                                     \
   X(segments_workload, plain<std::string>("/workload", "/timing/segments"))                                          \
   X(segments_load_ms, plain<double>("/load_ms", "/timing/segments"))                                                 \
   X(segments_cold_prepare_ms, plain<double>("/cold/prepare_ms", "/timing/segments"))                                 \
@@ -209,6 +231,10 @@ namespace kd::report {
   X(ceiling_repeats, plain<int64_t>("/repeats", "/timing/ceilings/*"))                                               \
   X(ceiling_min, plain<double>("/min", "/timing/ceilings/*"))                                                        \
   X(ceiling_max, plain<double>("/max", "/timing/ceilings/*"))                                                        \
+  X(ceiling_floor_kind, plain<std::string>("/floor_kind", "/timing/ceilings/*"))                                        \
+  X(ceiling_floor_source, plain<std::string>("/floor_source", "/timing/ceilings/*"))                                    \
+  X(ceiling_below_floor, plain<bool>("/below_floor", "/timing/ceilings/*"))                                             \
+  X(ceiling_measurements, structured("/measurements", Kind::array, false, "/timing/ceilings/*"))                        \
   X(iterations_n, plain<int64_t>("/n", "/memory/iterations"))                                                        \
   X(iterations_allocated_bytes, structured("/allocated_bytes", Kind::array, true, "/memory/iterations"))             \
   X(iterations_leak_injected, plain<bool>("/leak_injected", "/memory/iterations"))                                   \
@@ -340,6 +366,8 @@ namespace kd::report {
   X(collective_bw_floor_checked, plain<bool>("/floor_checked", "/collective/bandwidth"))                             \
   X(collective_bw_sizes, structured("/sizes", Kind::array, false, "/collective/bandwidth"))                          \
   X(collective_bw_note, nullable<std::string>("/note", "/collective/bandwidth"))                                     \
+  X(collective_bw_floor_source, nullable<std::string>("/floor_source", "/collective/bandwidth"))                        \
+  X(collective_bw_measurements, structured("/busbw_measurements", Kind::array, false, "/collective/bandwidth"))         \
   X(bw_size_bytes, plain<int64_t>("/bytes", "/collective/bandwidth/sizes/*"))                                        \
   X(bw_size_iterations, plain<int64_t>("/iterations", "/collective/bandwidth/sizes/*"))                              \
   X(bw_size_ms, plain<double>("/ms", "/collective/bandwidth/sizes/*"))                                               \
@@ -364,6 +392,7 @@ namespace kd::report {
   X(requested_all_devices, plain<bool>("/all_devices", "/requested"))                                                \
   X(requested_device_list, structured("/device_list", Kind::array, true, "/requested"))                              \
   X(requested_fault_injection, nullable<std::string>("/fault_injection", "/requested"))                              \
+  X(requested_kernel_log_file, plain<bool>("/kernel_log_file", "/requested"))                                        \
   X(requested_gtest_environment_ignored, plain<std::vector<std::string>>("/gtest_environment_ignored", "/requested"))
 
 #define KD_REPORT_FIELD(name, definition) inline constexpr auto name = definition;

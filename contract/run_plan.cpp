@@ -37,7 +37,8 @@ json role_document(const Role& r) {
           {"job_folder", r.job_folder},
           {"standby", r.standby},
           {"allocator_share", r.allocator_share},
-          {"shard_ids", r.shard_ids}};
+          {"shard_ids", r.shard_ids},
+          {"floors", r.floors}};
 }
 
 // A field left out keeps its default; one of the wrong type makes the role unreadable.
@@ -61,7 +62,7 @@ std::optional<Role> role_from_document(const json& j) {
   const bool ok = known && read_field(j, "event_fd", &r.event_fd) && read_field(j, "run_id", &r.run_id) &&
                   read_field(j, "across_devices", &r.across_devices) && read_field(j, "job_folder", &r.job_folder) &&
                   read_field(j, "standby", &r.standby) && read_field(j, "allocator_share", &r.allocator_share) &&
-                  read_field(j, "shard_ids", &r.shard_ids);
+                  read_field(j, "shard_ids", &r.shard_ids) && read_field(j, "floors", &r.floors);
   return ok ? std::optional(r) : std::nullopt;
 }
 

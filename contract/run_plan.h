@@ -28,6 +28,7 @@ struct Role {
   bool standby = false;            // the batch job: loads LibTorch, then waits for a word on stdin to begin
   double allocator_share = 0;      // a range job: its share of the caching allocator's cap
   std::vector<int64_t> shard_ids;  // a shard job: the input ids it computes
+  nlohmann::json floors;           // the worker: --floors FILE's table, checked by the supervisor (verdict/floors.h)
 };
 
 struct Plan {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "report_check.h"
+#include "verdict/actions.h"
 #include "contract/report_parts.h"
 #include "report_text.h"
 
@@ -68,7 +69,8 @@ fleet::Machine machine(const std::string& name, const json& r) {
           driver(r),
           read(r, report::runtime_suite_version),
           read(r, report::collective_rank),  // L8: this report's rank of its job, or null
-          read(r, report::collective_world_size)};
+          read(r, report::collective_world_size),
+          failed ? read(r, report::error_action) : std::nullopt};
 }
 
 // L8's job, when the reports are ranks of one: one row per rank, the ranks that sent no report, and the
@@ -118,6 +120,20 @@ std::vector<fleet::CodeCount> code_counts(const std::vector<fleet::Machine>& mac
   return out;
 }
 
+// The failing machines per action, in the vocabulary's order; a report without one (older than 1.10) as "unknown".
+std::vector<fleet::ActionCount> action_counts(const std::vector<fleet::Machine>& failing) {
+  std::vector<fleet::ActionCount> out;
+  int unknown = 0;
+  for (const ActionInfo& a : action_vocabulary()) {
+    int n = 0;
+    for (const auto& m : failing) n += m.action == a.word;
+    if (n) out.push_back({std::string(a.word), a.node_at_fault, n});
+  }
+  for (const auto& m : failing) unknown += !m.action || !action_from_word(*m.action);
+  if (unknown) out.push_back({"unknown", false, unknown});
+  return out;
+}
+
 }  // namespace
 
 fleet::Aggregate aggregate(const std::vector<ReportSource>& sources) {
@@ -141,7 +157,10 @@ fleet::Aggregate aggregate(const std::vector<ReportSource>& sources) {
       continue;
     }
     // A test-only fault injection is no machine's result: listed apart, never counted (README "fault injection").
-    if (const auto fault = report::read(report::read(s.report, report::requested), report::requested_fault_injection)) {
+    const json& requested = report::read(s.report, report::requested);
+    std::optional<std::string> fault = report::read(requested, report::requested_fault_injection);
+    if (!fault && report::read(requested, report::requested_kernel_log_file) == true) fault = "kernel-log-file";
+    if (fault) {
       a.injected.push_back({name, report::read(s.report, report::run_id).value_or(""), *fault,
                             report::read(s.report, report::code).value_or("")});
       continue;
@@ -159,6 +178,7 @@ fleet::Aggregate aggregate(const std::vector<ReportSource>& sources) {
   a.counts = {count(sources.size()), count(a.machines.size()), count(a.machines.size() - a.failing.size()),
               count(a.failing.size()), count(a.not_counted.size()), count(a.injected.size())};
   a.codes = code_counts(a.machines);
+  a.actions = action_counts(a.failing);
   for (const fleet::VersionRow& row : fleet::kVersionRows) a.versions[row.key] = seen(a.machines, row.value);
   a.job = collective_job(a.machines);
   return a;

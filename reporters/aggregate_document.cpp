@@ -14,7 +14,8 @@ json to_json(const Machine& m) {
           {"exit_code", m.exit_code}, {"layer", text(m.layer)}, {"stage", text(m.stage)}, {"message", text(m.message)},
           {"target", m.target},   {"device", text(m.device)}, {"libtorch", text(m.libtorch)}, {"cuda", text(m.cuda)},
           {"hip", text(m.hip)},   {"driver", text(m.driver)}, {"suite", text(m.suite)},
-          {"rank", m.rank ? json(*m.rank) : json()}, {"world_size", m.world_size ? json(*m.world_size) : json()}};
+          {"rank", m.rank ? json(*m.rank) : json()}, {"world_size", m.world_size ? json(*m.world_size) : json()},
+          {"action", text(m.action)}};
 }
 
 json to_json(const RankRow& r) {
@@ -22,6 +23,9 @@ json to_json(const RankRow& r) {
 }
 
 json to_json(const CodeCount& c) { return {{"code", c.code}, {"exit_code", c.exit_code}, {"count", c.count}}; }
+json to_json(const ActionCount& c) {
+  return {{"action", c.action}, {"node_at_fault", c.node_at_fault}, {"count", c.count}};
+}
 json to_json(const NotCounted& n) { return {{"report", n.report}, {"problem", n.problem}, {"message", n.message}}; }
 json to_json(const Injected& i) { return {{"report", i.report}, {"run_id", i.run_id}, {"fault", i.fault}, {"code", i.code}}; }
 json to_json(const Seen& s) { return {{"value", text(s.value)}, {"count", s.count}}; }
@@ -55,7 +59,7 @@ Machine machine_from(const json& j) {
   Machine m{str(j, "report"), str(j, "run_id"), str(j, "status"), str(j, "code"), integer(j, "exit_code"),
             opt_str(j, "layer"), opt_str(j, "stage"), opt_str(j, "message"), str(j, "target"), opt_str(j, "device"),
             opt_str(j, "libtorch"), opt_str(j, "cuda"), opt_str(j, "hip"), opt_str(j, "driver"), opt_str(j, "suite"),
-            opt_int(j, "rank"), opt_int(j, "world_size")};
+            opt_int(j, "rank"), opt_int(j, "world_size"), opt_str(j, "action")};
   return m;
 }
 
@@ -88,6 +92,7 @@ json to_json(const Aggregate& a) {
            {{"reports", c.reports}, {"counted", c.counted}, {"passed", c.passed}, {"failed", c.failed},
             {"not_counted", c.not_counted}, {"injected", c.injected}}},
           {"codes", list(a.codes)},
+          {"actions", list(a.actions)},
           {"failing", list(a.failing)},
           {"not_counted", list(a.not_counted)},
           {"injected", list(a.injected)},
@@ -105,6 +110,9 @@ Aggregate from_json(const json& j) {
               integer(c, "failed"),      integer(c, "not_counted"), integer(c, "injected")};
   a.codes = read_list<CodeCount>(j, "codes", [](const json& e) {
     return CodeCount{str(e, "code"), integer(e, "exit_code"), integer(e, "count")};
+  });
+  a.actions = read_list<ActionCount>(j, "actions", [](const json& e) {
+    return ActionCount{str(e, "action"), field(e, "node_at_fault") == true, integer(e, "count")};
   });
   a.failing = read_list<Machine>(j, "failing", machine_from);
   a.machines = read_list<Machine>(j, "machines", machine_from);

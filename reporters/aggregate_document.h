@@ -21,6 +21,7 @@ struct Machine {
   std::string target;
   Text device, libtorch, cuda, hip, driver, suite;
   std::optional<int64_t> rank, world_size;  // L8: this report's rank of its job
+  Text action;                              // error.action: what automation does (null for a pass, or an older report)
 };
 
 // What the versions table shows: one value of the machines' with its label and what null means there.
@@ -45,6 +46,14 @@ struct Seen {
 struct CodeCount {
   std::string code;
   int exit_code = 0, count = 0;
+};
+
+// The failing machines by their error.action (verdict/actions.h), in the vocabulary's order; "unknown" last for a
+// report that has none.
+struct ActionCount {
+  std::string action;
+  bool node_at_fault = false;
+  int count = 0;
 };
 
 struct NotCounted {
@@ -80,6 +89,7 @@ struct Aggregate {
   int exit_code = 0;
   Counts counts;
   std::vector<CodeCount> codes;
+  std::vector<ActionCount> actions;
   std::vector<Machine> failing, machines;
   std::vector<NotCounted> not_counted;
   std::vector<Injected> injected;
@@ -87,7 +97,7 @@ struct Aggregate {
   std::optional<Job> job;
 };
 
-inline constexpr const char* kSchemaVersion = "1.2";  // what each version added: CHANGELOG.md
+inline constexpr const char* kSchemaVersion = "1.3";  // what each version added: CHANGELOG.md
 
 nlohmann::json to_json(const Aggregate& a);
 // The document back from its JSON (ours: what to_json wrote, its strings maybe made printable); a field that is

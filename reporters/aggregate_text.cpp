@@ -70,10 +70,17 @@ std::string render_aggregate_terminal(const json& raw) {
     for (const auto& e : a.codes)
       out += fmt::format("  {:<26} exit {:<3} {}\n", e.code, e.exit_code, plural(e.count, "machine", "machines"));
   }
+  if (!a.actions.empty()) {
+    out += "\nActions (failing machines)\n";
+    for (const auto& e : a.actions)
+      out += fmt::format("  {:<16} {}{}\n", e.action, plural(e.count, "machine", "machines"),
+                         e.node_at_fault ? " (the node is at fault)" : "");
+  }
   if (!a.failing.empty()) {
     out += "\nFailing machines\n";
     for (const auto& m : a.failing) {
-      out += fmt::format("  {}  {} (exit {}), {}\n", m.report, m.code, m.exit_code, where(m));
+      out += fmt::format("  {}  {} (exit {}), {}{}\n", m.report, m.code, m.exit_code, where(m),
+                         m.action ? ", action " + *m.action : "");
       if (m.message) out += "      " + *m.message + "\n";
     }
   }
@@ -104,11 +111,17 @@ std::string render_aggregate_markdown(const json& raw) {
     out += "\n| Code | Exit | Machines |\n|---|---|---|\n";
     for (const auto& e : a.codes) out += fmt::format("| `{}` | {} | {} |\n", e.code, e.exit_code, e.count);
   }
+  if (!a.actions.empty()) {
+    out += "\n| Action | Failing machines | Node at fault |\n|---|---|---|\n";
+    for (const auto& e : a.actions)
+      out += fmt::format("| `{}` | {} | {} |\n", e.action, e.count, e.node_at_fault ? "yes" : "no");  // a word of ours
+  }
   if (!a.failing.empty()) {
-    out += "\n#### Failing machines\n\n| Report | Code | Layer | Stage | Target | Message |\n|---|---|---|---|---|---|\n";
+    out += "\n#### Failing machines\n\n| Report | Code | Action | Layer | Stage | Target | Message |\n"
+           "|---|---|---|---|---|---|---|\n";
     for (const auto& m : a.failing)
-      out += fmt::format("| {} | `{}` (exit {}) | {} | {} | {} | {} |\n", md(m.report), m.code, m.exit_code, md(m.layer),
-                         md(m.stage), md(m.target), m.message ? md(m.message) : "");
+      out += fmt::format("| {} | `{}` (exit {}) | {} | {} | {} | {} | {} |\n", md(m.report), m.code, m.exit_code,
+                         md(m.action), md(m.layer), md(m.stage), md(m.target), m.message ? md(m.message) : "");
   }
   if (!a.not_counted.empty()) {
     out += "\n#### Not counted\n\n| Report | Problem | Why |\n|---|---|---|\n";

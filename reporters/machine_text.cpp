@@ -81,6 +81,31 @@ std::string environment_line(const json& env) {
                        : fmt::format("Host environment: {}\n", fmt::join(parts, ", "));
 }
 
+// "Host kernel log: kmsg, 4123 records since boot; the driver loaded 58 min ago; Xid 79 (...) ..." or why not.
+std::string kernel_log_line(const json& k) {
+  if (!k.is_object()) return "";
+  if (!read(k, report::kernel_log_readable).value_or(false))
+    return fmt::format("Host kernel log: not readable: {} (no Xid evidence)\n", read(k, report::kernel_log_why_not).value_or("?"));
+  const auto loaded = read(k, report::kernel_log_driver_loaded_s_ago);
+  std::string out = fmt::format("Host kernel log: {}, {} records{}{}; {}", read(k, report::kernel_log_source).value_or("?"),
+                                read(k, report::kernel_log_records).value_or(0),
+                                read(k, report::kernel_log_from_boot).value_or(false) ? " since boot" : " (the oldest kept)",
+                                read(k, report::kernel_log_truncated).value_or(false) ? ", stopped at its bounds" : "",
+                                loaded ? fmt::format("the NVIDIA driver loaded {:.0f} s ago", *loaded)
+                                       : "no NVIDIA driver load in it");
+  std::vector<std::string> events;
+  for (const json& e : read(k, report::kernel_log_events)) {
+    const bool sxid = read(e, report::xid_kind) == "sxid";
+    events.push_back(fmt::format("{} {} {} ({}) x{}, the last {:.0f} s ago{}{}", read(e, report::xid_pci_bus_id).value_or("?"),
+                                 sxid ? "SXid" : "Xid", read(e, report::xid_code).value_or(0),
+                                 read(e, report::xid_meaning).value_or("?"), read(e, report::xid_count).value_or(0),
+                                 read(e, report::xid_last_s_ago).value_or(0),
+                                 read(e, report::xid_after_driver_load).value_or(false) ? "" : ", before the driver's load",
+                                 read(e, report::xid_unusable).value_or(false) ? " [unusable until reset]" : ""));
+  }
+  return out + (events.empty() ? "; no Xid or SXid event\n" : fmt::format("; {}\n", fmt::join(events, "; ")));
+}
+
 }  // namespace
 
 std::string render_machine(const json& r) {
@@ -92,7 +117,7 @@ std::string render_machine(const json& r) {
          fmt::format("Host /dev/shm: {} ({} free); temporary folder: {}\n", bytes_text(read(shm, report::shm_size_bytes)),
                      bytes_text(read(shm, report::shm_free_bytes)), read(temp, report::temp_folder).value_or("?")) +
          nvidia_line(read(host, report::host_nvidia), read(r, report::host_libcuda)) +
-         environment_line(read(host, report::host_environment));
+         environment_line(read(host, report::host_environment)) + kernel_log_line(read(r, report::host_kernel_log));
 }
 
 }  // namespace kd

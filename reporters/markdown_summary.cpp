@@ -91,6 +91,7 @@ std::string render_markdown_summary(const json& r) {
   if (const auto cause = report::read(r, report::error_cause)) out += row("Cause", markdown_text(*cause));
   if (const auto id = report::read(r, report::error_signature)) out += row("Signature", code_span(*id));  // docs/signatures.md
   out += row("Next action", markdown_text(report::read(r, report::next_action).value_or("?")));
+  if (const auto action = report::read(r, report::error_action)) out += row("Action", code_span(*action));  // fleets.md
   out += row("Target", markdown_text(text::target(report::read(r, report::requested))));
   if (const std::string v = text::verified(r); passed && !v.empty()) out += row("Check", markdown_text(v));
   out += row("Device", device_line(r));

@@ -115,8 +115,10 @@ void attach_diagnosis(json* report, Code code, const std::string& raw_message, c
   // redact (redacting would turn "/dev/nvidia*" into "<path>/nvidia*").
   report::put(report, report::error_cause, d ? std::optional<std::string>(d->cause) : std::nullopt);
   report::put(report, report::error_signature, d ? std::optional<std::string>(d->id) : std::nullopt);
-  // One next action per report: the specific one replaces the code's fixed text in both places.
+  // One next action per report: the specific one replaces the code's fixed text in both places, and the signature's
+  // word the code's.
   if (!d) return;
+  report::put(report, report::error_action, std::string(action_word(d->kind)));
   report::put(report, report::error_next_action, d->action);
   report::put(report, report::next_action, d->action);
 }
@@ -214,6 +216,7 @@ void set_verdict(json* report, Code code, const std::string& stage, const std::s
     put(report, report::error_meaning, std::string(i.meaning));
     put(report, report::error_message, redact(message));
     put(report, report::error_next_action, std::string(i.next_action));
+    put(report, report::error_action, std::string(action_word(i.action.value_or(Action::Triage))));
   }
   put(report, report::next_action, std::string(i.next_action));
   // --device-index all: a verdict set afterwards (e.g. OUTPUT_WRITE_FAILED) is no GPU's own.
@@ -248,6 +251,8 @@ json build_report(const RunRecord& run, const std::vector<LayerInfo>& layers) {
   for (const std::string& w : machine_warnings(run.host, !run.options.cpu_mode())) warnings.push_back(w);
   if (foreign_markers) warnings.push_back(fmt::format("{} marker(s) without this run's id were ignored", foreign_markers));
   if (run.malformed_events) warnings.push_back(fmt::format("{} unreadable event line(s) from the worker", run.malformed_events));
+  if (run.options.kernel_log_file)
+    warnings.push_back("test-only kernel log (--kernel-log-file): the Xid evidence is that file's, not this machine's");
   if (!run.options.fault.empty())
     warnings.push_back(fmt::format("test-only fault injection '{}' was active: this is not a diagnosis", run.options.fault));
   return report;

@@ -1,6 +1,7 @@
 #include "signature_facts.h"
 
 #include "contract/report_parts.h"
+#include "verdict/xid_catalogue.h"
 
 namespace kd {
 namespace {
@@ -96,6 +97,12 @@ SignatureFacts signature_facts(const json& report, const std::string& visible_de
   c.oom = oom_event(report);
   c.stage = read(report, report::stage).value_or("");
   c.machine = machine_facts(report, visible_devices);
+  // The kernel's evidence for the run's GPU (its PCI address): the events that leave it unusable, and their action.
+  if (const auto pci = read(read(report, report::device), report::device_pci_bus_id)) {
+    const xid::Judgement x = xid::judge_gpu(read(report, report::host_kernel_log), *pci);
+    c.unusable_xids = x.problems;
+    c.xid_action = x.action;
+  }
   c.driver_version = driver_version(report, c.machine);
   return c;
 }

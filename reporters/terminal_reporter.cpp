@@ -393,6 +393,8 @@ std::string render_terminal(const json& r, const TerminalView& view) {
   if (const std::string v = text::verified(r); passed && !v.empty()) out += "  " + v + "\n";
   // The specific next action of a recognised error, else the code's own.
   out += fmt::format("  next:  {}\n", report::read(r, report::error_next_action).value_or(report::read(r, report::next_action).value_or("?")));
+  // The same decision as one word for automation (docs/fleets.md "Actions"): ci/slurm/node-health reads this line.
+  if (const auto action = report::read(r, report::error_action)) out += fmt::format("  action: {}\n", *action);
   for (const std::string& w : report::read(r, report::warnings).value_or(std::vector<std::string>{}))
     out += fmt::format("  warning: {}\n", w);
   return out;

@@ -4,6 +4,7 @@
 
 #include "contract/report_parts.h"
 #include "fixtures/nvml_facts.h"
+#include "machine/kernel_log.h"
 #include "process/run_process.h"
 #include "reporters/redact.h"
 
@@ -74,8 +75,8 @@ nlohmann::json host_from_nvidia_smi(bool found, bool timed_out, int exit_status,
   return host;
 }
 
-std::future<nlohmann::json> start_host_check() {
-  return std::async(std::launch::async, [] {
+std::future<nlohmann::json> start_host_check(const std::optional<std::string>& kernel_log_file) {
+  return std::async(std::launch::async, [kernel_log_file] {
     // NVML's child runs next to nvidia-smi: the whole check still ends within 3 s.
     static_assert(kNvmlLimitS <= kHostCheckLimitS, "NVML's child must end within the host check's limit");
     std::future<nlohmann::json> nvml = std::async(std::launch::async, [] { return query_nvml_facts(true, true); });
@@ -90,6 +91,7 @@ std::future<nlohmann::json> start_host_check() {
     }
     // host.nvml is a field of the report (the worker's NVML facts land there too): put it from the report's root.
     nlohmann::json report_root = {{"host", std::move(host)}};
+    report::put(&report_root, report::host_kernel_log, machine::read_kernel_log(kernel_log_file, true));
     report::put(&report_root, report::host_nvml, nvml.get());
     return std::move(report_root["host"]);
   });

@@ -30,16 +30,19 @@
 #include "host_check.h"
 #include "machine/environment.h"
 #include "machine/host_facts.h"
+#include "machine/read_text.h"
 #include "run_scratch.h"
 #include "fixtures/app_contract_io.h"
 #include "fixtures/layer_test.h"
 #include "suites/layers.h"
+#include "verdict/floors.h"
 #include "process/run_process.h"
 #include "process/spawn.h"
 #include "process/wait.h"
 #include "reporters/bundle.h"
 #include "reporters/live_layers.h"
 #include "reporters/markdown_summary.h"
+#include "reporters/metrics.h"
 #include "reporters/report_builder.h"
 #include "reporters/report_file.h"
 #include "reporters/terminal_reporter.h"
@@ -251,22 +254,35 @@ bool run_in_process(const Options& o, const Role& role, const std::string& exe, 
 
 // What save_files wrote, so that undoing it removes exactly that and nothing it did not create.
 struct SavedFiles {
-  std::optional<std::string> bundle, summary, report;  // the paths written
-  bool removed = false;  // a bundle or summary was removed again: a later file could not be saved
+  std::optional<std::string> bundle, summary, metrics, report;  // the paths written
+  std::vector<std::string> removed;  // what was removed again, since a later file could not be saved
 
   void undo() {
     std::error_code ec;
-    if (bundle) std::filesystem::remove_all(*bundle, ec);
-    if (summary) ::unlink(summary->c_str());
-    removed = removed || bundle || summary;
+    for (const auto& [file, name] : {std::pair{&summary, "summary"}, std::pair{&metrics, "metrics"}})
+      if (*file) {
+        ::unlink((*file)->c_str());
+        removed.push_back(name);
+      }
+    if (bundle) {
+      std::filesystem::remove_all(*bundle, ec);
+      removed.push_back("bundle");
+    }
     bundle.reset();
     summary.reset();
+    metrics.reset();
   }
   // The lines for the terminal (paths there only, never in the files).
   std::string terminal_text() const {
-    std::string text = removed ? "Summary and bundle: removed again, since the report could not be saved\n" : "";
+    std::string text;
+    if (!removed.empty()) {  // "Not kept, since the report could not be saved: the summary and the bundle"
+      std::string names = "the " + removed.front();
+      for (size_t i = 1; i < removed.size(); ++i) names += (i + 1 == removed.size() ? " and the " : ", the ") + removed[i];
+      text = "Not kept, since the report could not be saved: " + names + "\n";
+    }
     if (bundle) text += fmt::format("Bundle: {}\n", *bundle);
     if (summary) text += fmt::format("Summary: {}\n", *summary);
+    if (metrics) text += fmt::format("Metrics: {}\n", *metrics);
     if (report) text += fmt::format("Report: {}\n", *report);  // the terminal may show the path; the report never does
     return text;
   }
@@ -285,14 +301,19 @@ SavedFiles save_files(const Options& o, nlohmann::json* report, const nlohmann::
   }
   // TEST ONLY (--inject-fault slow-save): a window between two files for a signal to arrive in.
   if (o.fault == "slow-save") std::this_thread::sleep_for(std::chrono::seconds(3));
-  if (o.summary_md) {
-    if (auto why = write_new_file(*o.summary_md, render_markdown_summary(*report))) {
-      set_verdict(report, Code::OutputWriteFailed, "summary", *why);
+  // A new file of the run's: saved, or the verdict becomes 12 and what was saved before is removed again.
+  const auto save_new = [&](const std::optional<std::string>& path, const char* stage, auto render,
+                            std::optional<std::string>* saved_as) {
+    if (!path) return;
+    if (auto why = write_new_file(*path, render())) {
+      set_verdict(report, Code::OutputWriteFailed, stage, *why);
       saved.undo();
     } else {
-      saved.summary = *o.summary_md;
+      *saved_as = *path;
     }
-  }
+  };
+  save_new(o.summary_md, "summary", [&] { return render_markdown_summary(*report); }, &saved.summary);
+  save_new(o.metrics, "metrics", [&] { return render_metrics(*report); }, &saved.metrics);
   if (o.output && !o.report_to_stdout()) {  // --output -: printed after the terminal text (supervise)
     if (auto why = write_new_file(*o.output, report->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n")) {
       struct stat st {};
@@ -306,6 +327,13 @@ SavedFiles save_files(const Options& o, nlohmann::json* report, const nlohmann::
   return saved;
 }
 
+// --floors FILE's table (verdict/floors.h), or why it cannot be one: unreadable, too large, or not its form.
+std::variant<nlohmann::json, std::string> read_floors(const std::string& path) {
+  const std::optional<std::string> text = machine::read_text(path, floors::kMaxFileBytes + 1);
+  if (!text) return fmt::format("cannot be read: {}", std::strerror(errno));
+  return floors::parse(*text);
+}
+
 }  // namespace
 
 std::string self_executable() {
@@ -316,13 +344,14 @@ std::string self_executable() {
 
 int supervise(const Options& o, const std::string& exe) {
   std::vector<std::pair<std::string, std::string>> outputs;  // distinct before anything runs
-  for (const auto& [name, path] : {std::pair{"--output", o.output}, {"--summary-md", o.summary_md}, {"--bundle", o.bundle}, {"--gtest_output", o.gtest_output_file()}})
+  for (const auto& [name, path] : {std::pair{"--output", o.output}, {"--summary-md", o.summary_md}, {"--metrics", o.metrics},
+                                   {"--bundle", o.bundle}, {"--gtest_output", o.gtest_output_file()}})
     if (path) outputs.emplace_back(name, *path);
   if (auto why = same_output_paths(outputs)) {
     std::fprintf(stderr, "kernodeck-diagnostic: usage error: %s\n", why->c_str());
     return exit_code(Code::UsageError);
   }
-  for (const auto& file : {o.output, o.summary_md, o.gtest_output_file()}) {
+  for (const auto& file : {o.output, o.summary_md, o.metrics, o.gtest_output_file()}) {
     if (!file || (o.report_to_stdout() && file == o.output)) continue;
     if (auto why = check_new_file(*file)) {
       std::fprintf(stderr, "kernodeck-diagnostic: OUTPUT_WRITE_FAILED (exit 12): %s\n  next: pick a new, writable file name\n",
@@ -353,6 +382,15 @@ int supervise(const Options& o, const std::string& exe) {
     spec_files = std::get<0>(files);
     spec_json = nlohmann::json::parse(spec_files->spec, nullptr, false);
   }
+  nlohmann::json floors_table;  // --floors FILE checked whole before anything runs; the workers get the table
+  if (o.floors) {
+    const std::variant<nlohmann::json, std::string> floors = read_floors(*o.floors);
+    if (const auto* why = std::get_if<std::string>(&floors)) {
+      std::fprintf(stderr, "kernodeck-diagnostic: usage error: --floors %s: %s\n", o.floors->c_str(), why->c_str());
+      return exit_code(Code::UsageError);
+    }
+    floors_table = std::get<0>(floors);
+  }
   RunScratch scratch;  // before any thread: it sets TMPDIR for the worker
   if (auto why = scratch.open(spec_files)) {
     // Nothing the user asked to save failed (that is 12): this machine lets no run keep a file anywhere.
@@ -365,7 +403,7 @@ int supervise(const Options& o, const std::string& exe) {
   // Its value never leaves this process: only what it is (machine/environment.h).
   base.visible_devices_env = machine::device_list_name(machine::check_device_list(std::getenv("CUDA_VISIBLE_DEVICES")));
   base.gtest_environment = gtest_environment_names();
-  std::future<nlohmann::json> host = o.host_check ? start_host_check() : std::future<nlohmann::json>();
+  std::future<nlohmann::json> host = o.host_check ? start_host_check(o.kernel_log_file) : std::future<nlohmann::json>();
   machine::add_host_facts(&base.host, scratch.made());  // always: no other process, about 0.2 ms
   base.run_id = random_run_id();
   base.started_at = utc_now();
@@ -403,6 +441,7 @@ int supervise(const Options& o, const std::string& exe) {
     Role role;
     role.run_id = run.run_id;  // the worker's markers carry it
     role.across_devices = splits_l4;
+    role.floors = floors_table;
     const auto run_start = Clock::now();
     if (options.in_process) {
       worker_left_running = !run_in_process(worker_options, role, exe, &run);

@@ -9,6 +9,7 @@
 #include "fixtures/worker_context.h"
 #include "fixtures/listener.h"
 #include "fixtures/nvml_sharing.h"
+#include "machine/kernel_log.h"
 #include "suites/layers.h"
 
 namespace kd {
@@ -19,7 +20,10 @@ int run_worker(const Options& options, const Role& role, const char* argv0, even
   worker_context().options = options;
   worker_context().role = role;
   events::marker("read_parameters", "");  // main() parsed them; this process now knows what to run
-  if (!options.cpu_mode()) start_nvml_query();  // L2's health facts, read while L1 loads LibTorch
+  if (!options.cpu_mode()) {  // L2's health facts, read while L1 loads LibTorch
+    start_nvml_query();
+    machine::start_kernel_log_read(options.kernel_log_file);
+  }
   // The measuring layers' watch over other processes on the GPU (fixtures/gpu_watch.h): its child starts now too, so
   // that its nvmlInit is done before their first measurement. A plain run (L1-L3) starts nothing.
   const auto measuring = [&](const std::string& id) { return id == "L5" || id == "L6" || id == "L7" || id == "L8"; };
@@ -56,6 +60,8 @@ int run_worker(const Options& options, const Role& role, const char* argv0, even
   // NVSwitch fabric): L2's health test waited for them already; after a failure past L1 they are waited for here
   // (at most the query's 3 s), and otherwise taken only if in.
   if (auto nvml = nvml_query_result(rc != 0 && worker_context().probe != nullptr)) worker_context().fact(report::host_nvml, *nvml);
+  // The kernel's Xid evidence (host.kernel_log): bounded by its own limits, so always waited for once started.
+  if (auto kernel_log = machine::kernel_log_result()) worker_context().fact(report::host_kernel_log, *kernel_log);
   return rc;
 }
 

@@ -6,11 +6,13 @@
 #include "fixtures/nvml_facts.h"
 #include "suites/steps.h"
 #include "fixtures/target_gpu.h"
+#include "machine/kernel_log.h"
 #include "machine/loaded_libcuda.h"
 #include "probe/build_settings.h"
 #include "contract/events.h"
 #include "contract/report_parts.h"
 #include "verdict/gpu_health.h"
+#include "verdict/xid_catalogue.h"
 
 namespace kd {
 namespace {
@@ -96,19 +98,36 @@ Outcome l2_device_properties(WorkerContext& ctx) {
   return Outcome::pass();
 }
 
-// Health: NVML's facts of this device (matched by PCI address). Errors that a reset must clear,
-// or a card that must be replaced, fail here (18); slowness is only a warning.
+// Health: NVML's facts of this device (matched by PCI address), and the kernel's Xid evidence for it (the driver's
+// lines of this boot naming its PCI address: machine/kernel_log.h). Errors that a reset must clear, or a card that
+// must be replaced, fail here (18); slowness and older or lesser events are only warnings.
 Outcome l2_health(WorkerContext& ctx) {
   if (ctx.cpu_mode()) return Outcome::not_applicable("CPU mode does not query GPU state");
   kd_device_props p{};
   const kd_status s = ctx.probe->device_props(ctx.device_index(), &p);
   if (s.kind != KD_OK) return backend_failure(s);
   const TargetGpu gpu = target_gpu(ctx, p, Facts::AtStart);
-  if (!gpu.facts) return Outcome::not_applicable(gpu.why_not);
-  const GpuHealth h = judge_gpu_health(*gpu.facts);
-  for (const auto& w : h.warnings)
-    events::warning(fmt::format("GPU {} (NVML): {}", ctx.device_index(), w));
-  if (!h.problems.empty()) return Outcome::fail(Code::GpuUnhealthy, unhealthy_message(*gpu.facts, h));
+  const std::string pci = format_pci_bus_id({static_cast<unsigned>(p.pci_domain), static_cast<unsigned>(p.pci_bus),
+                                             static_cast<unsigned>(p.pci_device)});
+  const std::optional<nlohmann::json> kernel_log = machine::kernel_log_result();
+  const bool log_read = kernel_log && report::read(*kernel_log, report::kernel_log_readable).value_or(false);
+  if (!gpu.facts && !log_read)
+    return Outcome::not_applicable(gpu.why_not + "; the kernel log: " +
+                                   (kernel_log ? report::read(*kernel_log, report::kernel_log_why_not).value_or("?")
+                                               : std::string("not read")));
+  const GpuHealth h = gpu.facts ? judge_gpu_health(*gpu.facts) : GpuHealth{};
+  const xid::Judgement x = xid::judge_gpu(kernel_log.value_or(nlohmann::json()), pci);
+  if (!gpu.facts) events::warning(fmt::format("GPU {}: {}; its health judged on the kernel log's Xid events only",
+                                             ctx.device_index(), gpu.why_not));
+  for (const auto& w : h.warnings) events::warning(fmt::format("GPU {} (NVML): {}", ctx.device_index(), w));
+  for (const auto& w : x.warnings) events::warning(fmt::format("GPU {} ({}): {}", ctx.device_index(), pci, w));
+  std::vector<std::string> parts;
+  if (!h.problems.empty()) parts.push_back(unhealthy_message(*gpu.facts, h));
+  if (!x.problems.empty())
+    parts.push_back(fmt::format("the kernel log shows, for GPU {} ({}), since the driver's last load: {}: unusable "
+                                "until it is reset",
+                                ctx.device_index(), pci, fmt::join(x.problems, "; ")));
+  if (!parts.empty()) return Outcome::fail(Code::GpuUnhealthy, fmt::format("{}", fmt::join(parts, "; ")));
   return Outcome::pass();
 }
 

@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "actions.h"
+
 namespace kd {
 
 enum class Code {
@@ -43,6 +45,7 @@ struct CodeInfo {
   std::string_view exit_phrase;  // what --help says after the exit code: "usage error"
   std::string_view meaning;      // one line
   std::string_view next_action;  // what the user does next
+  std::optional<Action> action;  // a failure's own machine-readable action when no signature explains it; none for a pass
 };
 
 const CodeInfo& info(Code c);

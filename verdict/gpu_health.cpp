@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "json_read.h"
+
 namespace kd {
 namespace {
 
@@ -11,15 +13,7 @@ using nlohmann::json;
 
 // A fact's value, or nullopt when it is absent or null (not reported by this driver).
 template <typename T>
-std::optional<T> get(const json& gpu, const char* key) {
-  const auto it = gpu.find(key);
-  if (it == gpu.end() || it->is_null()) return std::nullopt;
-  try {
-    return it->get<T>();
-  } catch (const json::exception&) {
-    return std::nullopt;
-  }
-}
+std::optional<T> get(const json& gpu, const char* key) { return json_read::value_of<T>(gpu, key); }
 
 // Clock-event reasons that hold the clocks down. gpu_idle, applications_clocks_setting,
 // sync_boost and display_clock_setting are normal states, not slowdowns.

@@ -23,4 +23,16 @@ std::optional<double> number(const nlohmann::json& j, const char* key);
 // j[key] when it is an unsigned integer (bytes, items), else nothing.
 std::optional<uint64_t> count(const nlohmann::json& j, const char* key);
 
+// j[key] as T, or nothing when it is absent, null or of another type (a fact a driver does not report).
+template <class T>
+std::optional<T> value_of(const nlohmann::json& j, const char* key) {
+  const nlohmann::json& v = field(j, key);
+  if (v.is_null()) return std::nullopt;
+  try {
+    return v.get<T>();
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace kd::json_read

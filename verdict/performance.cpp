@@ -37,4 +37,17 @@ Judged judge(const std::string& what, double measured, std::optional<double> ref
   return j;
 }
 
+Judged judge(const std::string& what, double measured, std::optional<double> reference, const Floor& floor,
+             const std::string& unit, const std::string& device) {
+  if (!floor.absolute) return judge(what, measured, reference, floor.value, unit, device);
+  Judged j;
+  if (reference && *reference > 0) j.fraction = measured / *reference;
+  j.below_floor = measured < floor.value;
+  j.message = fmt::format("{} {:.3g} {} is {} the floor {:g} {} for {} (--floors){}", what, measured, unit,
+                          j.below_floor ? "below" : "above", floor.value, unit, device,
+                          j.fraction ? fmt::format("; {:.2f} of its datasheet's {:.4g} {}", *j.fraction, *reference, unit)
+                                     : "");
+  return j;
+}
+
 }  // namespace kd::perf

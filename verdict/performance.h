@@ -21,4 +21,15 @@ struct Judged {
 Judged judge(const std::string& what, double measured, std::optional<double> reference, double floor,
              const std::string& unit, const std::string& device);
 
+// A ceiling's floor: a fraction of its reference figure, or an absolute figure in its unit (a --floors file's,
+// verdict/floors.h), and where it came from: "default", "option" or "floors_file".
+struct Floor {
+  double value = 0;
+  bool absolute = false;
+  std::string source = "default";
+};
+// As above, against either kind of floor: an absolute floor judges the figure itself, with or without a reference.
+Judged judge(const std::string& what, double measured, std::optional<double> reference, const Floor& floor,
+             const std::string& unit, const std::string& device);
+
 }  // namespace kd::perf

@@ -1,6 +1,6 @@
 // One row of the catalogue (verdict/signatures.h): its id, when it applies (the error's code and words, and the
-// facts that must agree), its cause and its next action, each fixed text or made from the facts. A row is data:
-// another column (a machine-readable action) fits beside these.
+// facts that must agree), its cause and its next action, each fixed text or made from the facts, and its
+// machine-readable action (verdict/actions.h): one word, or a rule choosing among the words it names.
 #pragma once
 #include <string>
 #include <vector>
@@ -30,11 +30,21 @@ struct Text {
   std::string operator()(const Symptom& s) const { return made ? made(s) : std::string(fixed); }
 };
 
+// The action column: one word, or a rule that chooses among the words it lists (docs/signatures.md shows them all).
+struct ActionColumn {
+  std::vector<Action> possible;
+  Action (*made)(const Symptom&) = nullptr;
+  ActionColumn(Action a) : possible{a} {}  // NOLINT: a row's fixed action
+  ActionColumn(Action (*make)(const Symptom&), std::initializer_list<Action> among) : possible(among), made(make) {}
+  Action operator()(const Symptom& s) const { return made ? made(s) : possible.front(); }
+};
+
 struct Row {
   const char* id;
   bool (*matches)(const Symptom&);
   Text cause;
-  Text action;
+  Text action;  // the next action, for a person
+  ActionColumn kind;  // the action's word, for automation
 };
 
 // The rows of the application's own failures in L4 (verdict/app_signatures.cpp): its model file, its extension

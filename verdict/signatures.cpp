@@ -173,6 +173,32 @@ std::string slow_device_cause(const Symptom& s) {
                         : "the device multiplies matrices slower than its datasheet figure allows for a healthy card";
 }
 
+std::string xid_cause(const Symptom& s) {
+  return fmt::format("the NVIDIA driver logged, for this GPU since its last load, {}: the GPU is unusable until it is "
+                     "reset",
+                     fmt::join(s.facts.unusable_xids, "; "));
+}
+std::string xid_next_action(const Symptom& s) {
+  switch (*s.facts.xid_action) {
+    case Action::ReplaceGpu: return "drain the node and have the card replaced: its memory could not remap a bad row";
+    case Action::DrainNode:
+      return "drain the node and reboot it (a GPU that fell off the bus, or a pending node reboot, needs the whole "
+             "node); if it comes back, check the GPU's power, cooling and seating, then replace it";
+    default:
+      return "reset the GPU (nvidia-smi -r -i N with no process on it) or reboot the node, then run again; the same "
+             "Xid after a reset means the card must be replaced";
+  }
+}
+Action xid_action(const Symptom& s) { return *s.facts.xid_action; }
+
+// The node's own software when outside a container; inside one, what the container was given.
+Action node_unless_container(const Symptom& s) { return s.machine().in_container ? Action::FixEnvironment : Action::DrainNode; }
+// nvidia-uvm not loaded is the node's (a container shares the host's modules); a missing node in a container is the
+// container's.
+Action uvm_action(const Symptom& s) {
+  return s.machine().uvm_loaded == false ? Action::DrainNode : node_unless_container(s);
+}
+
 bool collective_transport(const Symptom& s) {  // L8: the ranks met, then their transport failed
   return s.code == Code::CollectiveUnreachable &&
          !s.says_any({"rendezvous store did not answer", "did not join", "could not serve"});
@@ -187,19 +213,20 @@ const std::vector<Row>& driver_rows() {
        [](const Symptom& s) {
          return s.says_any({"driver version is insufficient for CUDA runtime version", "NVIDIA driver on your system is too old"});
        },
-       driver_too_old_cause, "update the NVIDIA driver, or install a LibTorch built for an older CUDA"},
+       driver_too_old_cause, "update the NVIDIA driver, or install a LibTorch built for an older CUDA",
+       Action::FixInstall},
       {"arch-not-compiled", [](const Symptom& s) { return s.says("no kernel image is available for execution on the device"); },
-       arch_cause, "install a LibTorch built for this GPU's architecture"},
+       arch_cause, "install a LibTorch built for this GPU's architecture", Action::FixInstall},
       {"device-side-assert", [](const Symptom& s) { return s.says("device-side assert triggered"); },
        "a GPU kernel's own assertion failed, most often an index out of range (token ids at or above the embedding's "
        "vocabulary size, class labels at or above the number of classes, gather/scatter indices); afterwards the "
        "process's CUDA context is unusable",
        "fix the input (ids, labels and indices within range) or the model's vocabulary size; the CPU's error in the "
-       "message names the operation"},
+       "message names the operation", Action::FixModel},
       {"nvml-driver-mismatch", [](const Symptom& s) { return s.says("Driver/library version mismatch"); },
        "the loaded NVIDIA kernel driver and its user-space libraries differ (typically after a driver upgrade without a "
        "reboot)",
-       "reboot, or reload the nvidia kernel modules"},
+       "reboot, or reload the nvidia kernel modules", Action::DrainNode},
       {"open-files-limit",
        [](const Symptom& s) {
          // "No CUDA GPUs are available" with every device node there and open to this user and nothing hiding one:
@@ -211,7 +238,7 @@ const std::vector<Row>& driver_rows() {
        },
        open_files_cause,
        "raise the limit (ulimit -n 4096, or the job's or container's nofile setting: Slurm's PropagateResourceLimits, "
-       "docker run --ulimit nofile=65536), then run again"},
+       "docker run --ulimit nofile=65536), then run again", Action::FixEnvironment},
       {"address-space-limit",
        [](const Symptom& s) {
          return s.machine().address_space && !s.says("CUDA out of memory") &&
@@ -219,7 +246,7 @@ const std::vector<Row>& driver_rows() {
        },
        address_space_cause,
        "remove the limit (ulimit -v unlimited); a batch system limits memory with the cgroup instead (Slurm: --mem, "
-       "not a virtual-memory limit)"},
+       "not a virtual-memory limit)", Action::FixEnvironment},
       {"device-nodes-inaccessible",
        [](const Symptom& s) {
          return gpu_unavailable(s) && s.machine().inaccessible_nodes > 0 &&
@@ -227,7 +254,8 @@ const std::vector<Row>& driver_rows() {
        },
        inaccessible_nodes_cause,
        "add the user to the group that owns the NVIDIA device nodes (ls -l shows it in the dev folder; often video or "
-       "render), or fix the nodes' mode; in a container, pass the devices with the NVIDIA Container Toolkit (--gpus)"},
+       "render), or fix the nodes' mode; in a container, pass the devices with the NVIDIA Container Toolkit (--gpus)",
+       Action::FixEnvironment},
       {"container-without-gpus",
        [](const Symptom& s) {
          return gpu_unavailable(s) && s.machine().in_container && s.machine().device_nodes == 0 &&
@@ -235,7 +263,8 @@ const std::vector<Row>& driver_rows() {
        },
        container_without_gpus_cause,
        "start the container with its GPUs: docker run --gpus all (or --device nvidia.com/gpu=all with CDI, podman "
-       "likewise), a Kubernetes pod with an nvidia.com/gpu resource; or run on a machine that has them"},
+       "likewise), a Kubernetes pod with an nvidia.com/gpu resource; or run on a machine that has them",
+       Action::FixEnvironment},
       {"libcuda-not-found",
        [](const Symptom& s) { return gpu_unavailable(s) && no_driver_library(s) && s.machine().kernel_driver.has_value(); },
        +[](const Symptom& s) {
@@ -244,13 +273,15 @@ const std::vector<Row>& driver_rows() {
                             driver_named(s.machine()));
        },
        "install the driver's user-space libraries of the same version (e.g. libnvidia-compute), or start the container "
-       "with the NVIDIA Container Toolkit, which mounts them"},
+       "with the NVIDIA Container Toolkit, which mounts them",
+       {node_unless_container, {Action::DrainNode, Action::FixEnvironment}}},
       {"no-driver",
        [](const Symptom& s) {
          return gpu_unavailable(s) && no_driver_library(s) && !s.machine().kernel_driver && !s.machine().in_container;
        },
        "no NVIDIA driver is loaded on this machine (no NVIDIA kernel module) and no libcuda.so.1 is found",
-       "install the NVIDIA driver (or load it: modprobe nvidia); on a machine without an NVIDIA GPU, run with --device cpu"},
+       "install the NVIDIA driver (or load it: modprobe nvidia); on a machine without an NVIDIA GPU, run with --device cpu",
+       Action::DrainNode},
       {"device-nodes-missing",
        [](const Symptom& s) {
          return gpu_unavailable(s) && no_device(s) && s.machine().kernel_driver && s.machine().device_nodes == 0 &&
@@ -261,7 +292,7 @@ const std::vector<Row>& driver_rows() {
                             driver_named(s.machine()));
        },
        "create them: run nvidia-modprobe -c 0 -u (or nvidia-smi once as root), and check the udev rules that make them "
-       "at boot"},
+       "at boot", Action::DrainNode},
       {"uvm-missing",
        [](const Symptom& s) {
          return gpu_unavailable(s) && unknown_error(s) &&
@@ -269,7 +300,8 @@ const std::vector<Row>& driver_rows() {
        },
        uvm_cause,
        "load it: modprobe nvidia-uvm (or nvidia-modprobe -u -c 0, which also makes its device node); in a container, "
-       "pass the nvidia-uvm device in (the NVIDIA Container Toolkit does)"},
+       "pass the nvidia-uvm device in (the NVIDIA Container Toolkit does)",
+       {uvm_action, {Action::DrainNode, Action::FixEnvironment}}},
       {"fabric-manager-not-running",
        [](const Symptom& s) {
          const auto& f = s.machine().fabric_state;
@@ -279,10 +311,10 @@ const std::vector<Row>& driver_rows() {
        "this is an NVSwitch system whose fabric is not ready: the fabric manager (nvidia-fabricmanager) is not running, "
        "or has not finished registering the GPUs",
        "start it (systemctl enable --now nvidia-fabricmanager; its version must equal the driver's), wait until "
-       "`nvidia-smi -q` shows the fabric state Completed, then run again"},
+       "`nvidia-smi -q` shows the fabric state Completed, then run again", Action::DrainNode},
       {"system-not-ready", [](const Symptom& s) { return s.says("system not yet initialized"); }, system_not_ready_cause,
        "check the NVIDIA services (systemctl status nvidia-fabricmanager nvidia-persistenced) and the driver's log "
-       "(dmesg | grep -i nvrm), then run again"},
+       "(dmesg | grep -i nvrm), then run again", Action::DrainNode},
       {"compat-library-mismatch",
        [](const Symptom& s) {
          return s.says("unsupported display driver / cuda driver combination") &&
@@ -290,22 +322,25 @@ const std::vector<Row>& driver_rows() {
        },
        compat_cause,
        "take the compat folder off LD_LIBRARY_PATH (or out of the image), or install the cuda-compat package made for "
-       "this driver branch; a driver new enough for the build needs no compat library"},
+       "this driver branch; a driver new enough for the build needs no compat library", Action::FixEnvironment},
       {"driver-library-mismatch",
        [](const Symptom& s) { return s.says("unsupported display driver / cuda driver combination"); },
        driver_library_cause,
        "reboot after a driver upgrade, or install the user-space libraries of the kernel driver's version; in a "
-       "container, use the driver libraries the NVIDIA Container Toolkit mounts rather than copies in the image"},
+       "container, use the driver libraries the NVIDIA Container Toolkit mounts rather than copies in the image",
+       {node_unless_container, {Action::DrainNode, Action::FixEnvironment}}},
       {"compat-unsupported-device", [](const Symptom& s) { return s.says("forward compatibility was attempted on non supported HW"); },
        "a forward-compatibility libcuda is loaded, but this GPU does not support forward compatibility (it is for "
        "data-center GPUs)",
-       "take the compat library off LD_LIBRARY_PATH, and update the NVIDIA driver to one that supports the build's CUDA"},
+       "take the compat library off LD_LIBRARY_PATH, and update the NVIDIA driver to one that supports the build's CUDA",
+       Action::FixEnvironment},
       {"compute-prohibited",
        [](const Symptom& s) {
          return s.machine().compute_mode == "prohibited" && (busy(s) || no_device(s) || s.says("operation not permitted"));
        },
        "the GPU is in compute-prohibited mode: no process may create a CUDA context on it",
-       "set it to the default compute mode (nvidia-smi -i N -c DEFAULT, as root), or use another GPU"},
+       "set it to the default compute mode (nvidia-smi -i N -c DEFAULT, as root), or use another GPU",
+       Action::FixEnvironment},
       {"exclusive-process-busy",
        [](const Symptom& s) {
          const auto& mode = s.machine().compute_mode;
@@ -313,44 +348,46 @@ const std::vector<Row>& driver_rows() {
        },
        "the GPU is in exclusive-process compute mode and another process holds it: only one process may use it at a time",
        "wait for the other process (nvidia-smi lists it) or use another GPU; an administrator can set the default mode "
-       "(nvidia-smi -c DEFAULT)"},
+       "(nvidia-smi -c DEFAULT)", Action::Rerun},
       {"allocator-config-invalid",
        [](const Symptom& s) {
          return !s.machine().alloc_conf_set.empty() &&
                 s.says_any({"allocator config", "Expected 'True' or 'False' at index", "Unknown allocator backend",
                             "garbage_collect_threshold is invalid", "max_split_size_mb too small", "For roundups"});
        },
-       alloc_conf_cause, alloc_conf_action},
+       alloc_conf_cause, alloc_conf_action, Action::FixEnvironment},
       {"visible-devices-duplicate",
        [](const Symptom& s) { return gpu_unavailable(s) && s.machine().visible_devices == "duplicate"; },
        "CUDA_VISIBLE_DEVICES names one device twice: CUDA then shows no device at all",
-       "list each GPU once (e.g. 0,1), or unset CUDA_VISIBLE_DEVICES"},
+       "list each GPU once (e.g. 0,1), or unset CUDA_VISIBLE_DEVICES", Action::FixEnvironment},
       {"visible-devices-malformed",
        [](const Symptom& s) { return gpu_unavailable(s) && s.machine().visible_devices == "malformed"; },
        "CUDA_VISIBLE_DEVICES has an entry that is neither a device index nor a GPU-/MIG- UUID: CUDA shows no device from "
        "that entry on",
-       "set it to indices or UUIDs that nvidia-smi -L lists, separated by commas, or unset it"},
+       "set it to indices or UUIDs that nvidia-smi -L lists, separated by commas, or unset it", Action::FixEnvironment},
       {"visible-devices-empty",
        [](const Symptom& s) { return gpu_unavailable(s) && s.machine().visible_devices == "empty"; },
        "CUDA_VISIBLE_DEVICES is set but empty: it hides every GPU",
-       "unset CUDA_VISIBLE_DEVICES, or set it to the index or UUID of a GPU that nvidia-smi lists"},
+       "unset CUDA_VISIBLE_DEVICES, or set it to the index or UUID of a GPU that nvidia-smi lists",
+       Action::FixEnvironment},
       {"visible-devices-no-match",
        [](const Symptom& s) { return gpu_unavailable(s) && no_device(s) && s.machine().visible_devices == "ok"; },
        "CUDA_VISIBLE_DEVICES names no device this process can use (an index past the machine's GPUs, or another "
        "machine's UUID)",
-       "unset CUDA_VISIBLE_DEVICES, or set it to the index or UUID of a GPU that nvidia-smi lists"},
+       "unset CUDA_VISIBLE_DEVICES, or set it to the index or UUID of a GPU that nvidia-smi lists",
+       Action::FixEnvironment},
       {"mig-without-instance", [](const Symptom& s) { return gpu_unavailable(s) && no_device(s) && s.machine().mig_enabled; },
        "MIG is enabled on the GPU, and no MIG instance is visible to this process: a MIG GPU runs CUDA only in its "
        "instances",
        "create GPU and compute instances (nvidia-smi mig -cgi ... -C) and select one (CUDA_VISIBLE_DEVICES=MIG-<uuid>), "
-       "or disable MIG (nvidia-smi -mig 0)"},
+       "or disable MIG (nvidia-smi -mig 0)", Action::FixEnvironment},
       {"not-permitted", [](const Symptom& s) { return gpu_unavailable(s) && s.says("operation not permitted"); },
        not_permitted_cause,
        "run the same check outside the container or sandbox, or with the runtime's GPU support (the NVIDIA Container "
-       "Toolkit: --gpus); check the compute mode with nvidia-smi -q"},
+       "Toolkit: --gpus); check the compute mode with nvidia-smi -q", Action::FixEnvironment},
       {"rocm-gfx-missing", [](const Symptom& s) { return s.says("HIP error: invalid device function"); },
        "the device's gfx target is not among those this ROCm build was compiled for",
-       "install a ROCm build of LibTorch that includes this GPU's gfx target"},
+       "install a ROCm build of LibTorch that includes this GPU's gfx target", Action::FixInstall},
   };
   return rows;
 }
@@ -370,10 +407,11 @@ const std::vector<Row>& layer_rows() {
       {"suite-incomplete",
        [](const Symptom& s) { return s.code == Code::SuiteIncomplete && !build_command_in(s.message).empty(); },
        "a part of this build of the suite is not built or is from another build: nothing was checked on the machine",
-       +[](const Symptom& s) { return build_command_in(s.message); }},
+       +[](const Symptom& s) { return build_command_in(s.message); }, Action::FixInstall},
       {"undefined-symbol", [](const Symptom& s) { return s.says("undefined symbol"); },
        "a C++ ABI or version mismatch between this suite and the LibTorch it loaded (a symbol is missing)",
-       "rebuild the suite against this LibTorch (scripts/build), or load the LibTorch it was built with"},
+       "rebuild the suite against this LibTorch (scripts/build), or load the LibTorch it was built with",
+       Action::FixInstall},
       // Before the generic out-of-memory rows: the other GPUs ran their shards, so it is this GPU.
       {"shard-gpu-out-of-memory",
        [](const Symptom& s) {
@@ -381,71 +419,76 @@ const std::vector<Row>& layer_rows() {
        },
        "one GPU could not hold its shard though GPU 0 held the whole workload: that GPU's memory is taken by another "
        "process, or it is a smaller card",
-       "check the named GPU alone (--device-index N --layers app) and its other processes (nvidia-smi)"},
+       "check the named GPU alone (--device-index N --layers app) and its other processes (nvidia-smi)", Action::Rerun},
       {"shard-gpu-failed", [](const Symptom& s) { return s.facts.stage == "L4.across_devices" && s.says("the shard on"); },
        "one GPU failed its shard of a workload GPU 0 ran whole: that GPU, or its process, is at fault",
-       "check the named GPU alone (--device-index N --layers app) and its other processes (nvidia-smi)"},
+       "check the named GPU alone (--device-index N --layers app) and its other processes (nvidia-smi)",
+       Action::Triage},
       {"collective-rendezvous-unreachable",
        [](const Symptom& s) { return s.code == Code::CollectiveUnreachable && s.says("rendezvous store did not answer"); },
        "rank 0 is not running, or its address or port cannot be reached from this node (a wrong MASTER_ADDR, a firewall, "
        "or the port taken on rank 0's node)",
        "check that rank 0 started and what it reported; check MASTER_ADDR and MASTER_PORT, and that the port is open "
-       "between the nodes (nc -z HOST PORT)"},
+       "between the nodes (nc -z HOST PORT)", Action::FixEnvironment},
       {"collective-ranks-missing", [](const Symptom& s) { return s.code == Code::CollectiveUnreachable && s.says("did not join"); },
        "the named ranks never started, started too late, or cannot reach rank 0 (a node that is down or still pulling "
        "its image, a job step that launched fewer tasks than the world size)",
        "look at the named ranks' nodes and their own reports; check that the job starts one task per rank and that "
-       "--timeout leaves time for the slowest node to start"},
+       "--timeout leaves time for the slowest node to start", Action::Rerun},
       {"collective-port-taken", [](const Symptom& s) { return s.code == Code::CollectiveUnreachable && s.says("could not serve"); },
        "rank 0 could not listen on the rendezvous port (taken by another job, or not allowed)",
-       "choose another MASTER_PORT (or --rendezvous HOST:PORT) that is free on rank 0's node"},
+       "choose another MASTER_PORT (or --rendezvous HOST:PORT) that is free on rank 0's node", Action::FixCommand},
       {"collective-shm-small",
        [](const Symptom& s) {
          return collective_transport(s) && s.machine().shm_size && *s.machine().shm_size < kSmallShmBytes;
        },
        shm_cause,
        "give the shared-memory folder room (docker run --shm-size=8g or --ipc=host; Kubernetes: an emptyDir with medium "
-       "Memory mounted there), or set NCCL_SHM_DISABLE=1 to use another transport"},
+       "Memory mounted there), or set NCCL_SHM_DISABLE=1 to use another transport", Action::FixEnvironment},
       {"collective-transport", collective_transport,
        "the ranks met but the transport between them failed: a rank died, or the chosen network interface does not "
        "connect the nodes (a wrong interface, a firewall between them, InfiniBand/RDMA down on a node)",
        "read which ranks never reached the step; choose the interface (GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME), check "
-       "`ibstat`/`ibv_devinfo` on each node, and run again with NCCL_DEBUG=INFO"},
+       "`ibstat`/`ibv_devinfo` on each node, and run again with NCCL_DEBUG=INFO", Action::FixEnvironment},
       {"memory-oom-phase", [](const Symptom& s) { return s.code == Code::OutOfMemory && s.facts.oom.has_value(); },
-       l5_oom_cause, l5_oom_action},  // L5 knows the phase: its cause and action are specific
+       l5_oom_cause, l5_oom_action, Action::FixModel},  // L5 knows the phase: its cause and action are specific
       {"oom-held-by-others",
        [](const Symptom& s) {
          const auto n = oom_numbers(s.message);
          return s.code == Code::OutOfMemory && n && n->others_hold();
        },
-       oom_others_cause, "free the GPU (nvidia-smi lists the processes holding it) or choose another device"},
+       oom_others_cause, "free the GPU (nvidia-smi lists the processes holding it) or choose another device",
+       Action::Rerun},
       {"oom-request-too-large",
        [](const Symptom& s) { return s.code == Code::OutOfMemory && oom_numbers(s.message).has_value(); },
-       oom_too_large_cause, "reduce the batch or model size, or use a GPU with more memory"},
+       oom_too_large_cause, "reduce the batch or model size, or use a GPU with more memory", Action::FixModel},
       {"aoti-package-foreign",
        [](const Symptom& s) {
          return s.code == Code::ModelLoadFailed && s.says("wrongly formatted: an AOTInductor package");
        },
        "the package's compiled model does not load here (made by another torch version, or for another platform or CPU)",
-       "compile the package again with the torch version of this LibTorch, on a machine like this one"},
+       "compile the package again with the torch version of this LibTorch, on a machine like this one",
+       Action::FixModel},
       {"model-format-unknown", [](const Symptom& s) { return s.code == Code::ModelLoadFailed && s.says("wrongly formatted"); },
        "the file is neither a TorchScript archive nor an AOTInductor package (a state_dict, a pickled module, an export "
        "of another format, or a truncated file)",
        "export the model with torch.jit.script (or torch.jit.trace) and torch.jit.save, or with "
-       "torch._inductor.aoti_compile_and_package, then pass that file"},
+       "torch._inductor.aoti_compile_and_package, then pass that file", Action::FixModel},
       {"aoti-loader-missing",
        [](const Symptom& s) { return s.code == Code::ModelLoadFailed && s.says("cannot load AOTInductor packages"); },
        "this LibTorch predates the loader of AOTInductor packages",
-       "run the suite built against a newer LibTorch (2.11), or export the model with torch.jit.save"},
+       "run the suite built against a newer LibTorch (2.11), or export the model with torch.jit.save",
+       Action::FixInstall},
       {"aoti-other-device",
        [](const Symptom& s) { return s.code == Code::ModelLoadFailed && s.says("compiled for another device"); },
        "an AOTInductor package runs only on the device type it was compiled for",
        "compile it again on the run's device (model and example inputs there), or run on the device it was compiled "
-       "for"},
+       "for", Action::FixModel},
       {"output-not-finite", [](const Symptom& s) { return s.code == Code::AppCheckFailed && s.says("rule 'finite'"); },
        "the model produced NaN or infinity on this input",
-       "check the input ranges in the spec against what the model expects, and the model's numerics"},
-      // --judge-shared-gpu applied a floor to a measurement others shared (docs/shared-gpus.md): the sharing, not the card.
+       "check the input ranges in the spec against what the model expects, and the model's numerics", Action::FixModel},
+      // --judge-shared-gpu applied a floor (L6's or L8's) to a measurement others shared (docs/shared-gpus.md): the
+      // sharing, not the card or the link.
       {"device-below-floor-shared-gpu",
        [](const Symptom& s) {
          return s.code == Code::PerformanceBelowFloor && s.says("other processes used the GPU during the measurement");
@@ -453,32 +496,46 @@ const std::vector<Row>& layer_rows() {
        "other processes computed on the GPU while it was measured, and --judge-shared-gpu applied the floor anyway: the "
        "figure is the shared GPU's, not the card's alone",
        "rerun when no other process computes on the GPU (nvidia-smi lists them), or without --judge-shared-gpu: a shared "
-       "measurement is then recorded, not judged"},
+       "measurement is then recorded, not judged",
+       Action::Rerun},
+      // L8's floor is the job's: every rank measures the same slow link, so no one node is named.
+      {"collective-below-floor",
+       [](const Symptom& s) { return s.code == Code::PerformanceBelowFloor && s.says("bus bandwidth"); },
+       "the job's all-reduce ran below its bus-bandwidth floor twice: one slow link, switch or node slows every rank, so "
+       "this rank's figure does not say which",
+       "compare the ranks' figures (kernodeck-diagnostic aggregate), then check each node alone (L7 peer bandwidth, "
+       "`ibstat`, the NVLink and PCIe state); the node that is slow alone is the one to drain",
+       Action::Triage},
       {"device-below-floor", [](const Symptom& s) { return s.code == Code::PerformanceBelowFloor; }, slow_device_cause,
        "look for throttling (`nvidia-smi -q -d PERFORMANCE,CLOCK,POWER`: power cap, thermal, clocks held low) and other "
        "processes on the GPU (`nvidia-smi`), then rerun; a repeat below the floor is a hardware or configuration "
-       "question for the machine's owner"},
+       "question for the machine's owner", Action::DrainNode},
       {"gpu-row-remap-failed", [](const Symptom& s) { return s.code == Code::GpuUnhealthy && s.says("row remapping failed"); },
        "the GPU's memory has a bad row it could not remap: no spare rows are left, the card is failing",
-       "drain the node and have the card replaced; a reset does not repair it"},
-      {"gpu-memory-errors", [](const Symptom& s) { return s.code == Code::GpuUnhealthy; },
+       "drain the node and have the card replaced; a reset does not repair it", Action::ReplaceGpu},
+      {"gpu-xid-unusable",
+       [](const Symptom& s) {
+         return s.code == Code::GpuUnhealthy && s.facts.xid_action && s.says("the kernel log shows");
+       },
+       xid_cause, xid_next_action, {xid_action, {Action::ResetGpu, Action::DrainNode, Action::ReplaceGpu}}},
+      {"gpu-memory-errors", [](const Symptom& s) { return s.code == Code::GpuUnhealthy && s.says("NVML reports"); },
        "the GPU's memory had uncorrectable errors, or a row remapping or a page retirement waits for a reset",
        "reset the GPU (nvidia-smi -r with no process on it, or reboot) or drain the node, then run again; errors that "
-       "come back after a reset mean the card must be replaced"},
+       "come back after a reset mean the card must be replaced", Action::ResetGpu},
       {"memory-kept-across-iterations",
        [](const Symptom& s) { return s.code == Code::MemoryCheckFailed && s.says("per iteration"); },
        "tensors are kept alive across iterations: a list of losses or outputs that keeps their autograd graphs, or a "
        "cache that only grows",
        "keep numbers (loss.item()) or detached tensors across iterations, compute evaluation losses under "
-       "torch.no_grad(), and bound any cache; then rerun --layers L5"},
+       "torch.no_grad(), and bound any cache; then rerun --layers L5", Action::FixModel},
       {"allocator-counters", [](const Symptom& s) { return s.code == Code::MemoryCheckFailed; },
        "the CUDA caching allocator's counters or emptyCache do not match what the workload held",
        "rerun once; if it repeats, keep the result bundle and check PYTORCH_CUDA_ALLOC_CONF and the LibTorch version (an "
-       "allocator setting or bug)"},
+       "allocator setting or bug)", Action::Rerun},
       // L2 predicted it and L3 failed: the architecture, whatever the words.
       {"arch-not-compiled",
        [](const Symptom& s) { return s.facts.arch_supported == false && s.facts.stage.rfind("L3.", 0) == 0; }, arch_cause,
-       "install a LibTorch built for this GPU's architecture"},
+       "install a LibTorch built for this GPU's architecture", Action::FixInstall},
   };
   return rows;
 }
@@ -497,17 +554,23 @@ std::optional<Diagnosis> diagnose(Code code, const std::string& message, const S
   const signature::Symptom s{code, message, facts};
   for (const auto* part : signature::catalogue())
     for (const signature::Row& row : *part)
-      if (row.matches(s)) return Diagnosis{row.id, row.cause(s), row.action(s)};
+      if (row.matches(s)) return Diagnosis{row.id, row.cause(s), row.action(s), row.kind(s)};
   return std::nullopt;
 }
 
 std::vector<std::string> signature_ids() {
   std::vector<std::string> ids;
+  for (const auto& [id, _] : signature_actions()) ids.push_back(id);
+  return ids;
+}
+
+std::vector<std::pair<std::string, std::vector<Action>>> signature_actions() {
+  std::vector<std::pair<std::string, std::vector<Action>>> out;
   std::set<std::string> seen;
   for (const auto* part : signature::catalogue())
     for (const signature::Row& row : *part)
-      if (seen.insert(row.id).second) ids.push_back(row.id);
-  return ids;
+      if (seen.insert(row.id).second) out.emplace_back(row.id, row.kind.possible);
+  return out;
 }
 
 }  // namespace kd

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "actions.h"
 #include "codes.h"
 #include "memory_checks.h"
 
@@ -47,19 +48,24 @@ struct SignatureFacts {
   std::optional<bool> arch_supported;   // L2's prediction for the device
   std::string stage;                    // where it failed
   std::optional<memory::OomEvent> oom;  // L5's record of an out-of-memory: the phase and the numbers
+  std::vector<std::string> unusable_xids;  // the kernel log's events that leave the run's GPU unusable until a reset
+  std::optional<Action> xid_action;        // the most severe of their actions (verdict/xid_catalogue.h)
   MachineFacts machine;
 };
 
 struct Diagnosis {
   std::string id;  // the signature's stable id (docs/signatures.md)
   std::string cause;
-  std::string action;
+  std::string action;  // the next action, for a person
+  Action kind;         // the report's error.action: one word for automation (verdict/actions.h)
 };
 
 std::optional<Diagnosis> diagnose(Code code, const std::string& message, const SignatureFacts& facts);
 
 // Every signature's id, in the catalogue's order.
 std::vector<std::string> signature_ids();
+// Every signature's id with the actions it may give (one word, or those its rule chooses among), in order.
+std::vector<std::pair<std::string, std::vector<Action>>> signature_actions();
 
 // Thresholds the signatures and the warnings share (verdict/machine_warnings.h).
 inline constexpr uint64_t kLowOpenFiles = 256;          // CUDA, NCCL and a DataLoader open many descriptors

@@ -59,6 +59,13 @@ class Aggregate(DiagnosticTest):
         self.assertEqual((f["report"], f["run_id"], f["code"], f["stage"]),
                          (bad, bad_data["run_id"], bad_data["code"], bad_data["stage"]))
         self.assertEqual(f["layer"], bad_data["stage"].split(".")[0])
+        # Counted by their action too (docs/fleets.md "Actions"), the failing machine with its own.
+        action = bad_data["error"]["action"]
+        self.assertEqual(f["action"], action)
+        node = action in ("reset_gpu", "drain_node", "replace_gpu")
+        self.assertEqual(d["actions"], [{"action": action, "node_at_fault": node, "count": 1}])
+        self.assertIn(f"  {action:<16} 1 machine{' (the node is at fault)' if node else ''}\n", p.stdout)
+        self.assertIn(f"| `{action}` | 1 | {'yes' if node else 'no'} |", p.md)
         self.assertEqual(d["versions"]["libtorch"], [{"value": bad_data["pytorch"]["version"], "count": 2}])
         self.assertIn(f"  {bad}  {bad_data['code']} (exit {bad_data['exit_code']}), layer {f['layer']}", p.stdout)
         self.assertIn("Aggregate: FAILED (exit 20): 1 of 2 machines failed\n", p.stdout)

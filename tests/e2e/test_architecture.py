@@ -17,7 +17,7 @@ MAY_INCLUDE = {
     "reporters": {"reporters", "contract", "verdict"},
     "fixtures": {"fixtures", "contract", "verdict", "process", "probe", "reporters"},
     "suites": {"suites", "fixtures", "contract", "verdict", "process", "probe", "machine"},
-    "machine": {"machine", "contract"},
+    "machine": {"machine", "contract", "verdict", "process"},
     "runner": {"runner", "suites", "fixtures", "reporters", "contract", "verdict", "process", "probe", "machine"},
 }
 OURS = set(MAY_INCLUDE) | {"probe", "tests", "bench"}

@@ -78,7 +78,7 @@ class Bundle(DiagnosticTest):
         self.assertEqual(os.listdir(self.dir), ["report.json"], "a bundle contradicting the exit code must not stay")
         with open(report) as f:
             self.assertEqual(f.read(), "precious")
-        self.assertIn("Summary and bundle: removed again, since the report could not be saved", out)
+        self.assertIn("Not kept, since the report could not be saved: the bundle\n", out)
         self.assertNotIn("Bundle:", out)
 
     def test_a_missing_parent_folder_is_refused(self):

@@ -18,7 +18,7 @@ class CpuRun(DiagnosticTest):
             "device": "cpu", "device_index": None, "all_devices": False, "timeout_s": 30.0, "report_file": True, "summary_file": False,
             "layers": None,
             "gtest_filter": None, "in_process": False, "fault_injection": None, "gtest_environment_ignored": [], "host_check": False,
-            "wait_for_gpu_release": False,
+            "wait_for_gpu_release": False, "kernel_log_file": False, "metrics_file": False, "floors": False,
             "python": False, "model": False, "bundle": False, "extensions": 0,
             "min_bandwidth_fraction": 0.6, "min_matmul_fraction": 0.5, "judge_shared_gpu": False, "memory_fraction": None,
             "range_axis": "batch", "range_budget_s": 20.0, "range_memory_fraction": 0.9,

@@ -45,6 +45,9 @@ class Install(DiagnosticTest):
             self.assertEqual(read(os.path.join(self.share, "ci", name)), read(os.path.join(SOURCE, "ci", name)), name)
         for name in ("kernodeck.sbatch", "node-health"):  # node-health is named in slurm.conf as installed
             self.assertTrue(os.access(os.path.join(self.share, "ci", "slurm", name), os.X_OK), name)
+        # node-problem-detector runs its plugin as installed (ci/kubernetes/node-problem-detector)
+        self.assertTrue(os.access(os.path.join(self.share, "ci", "kubernetes", "node-problem-detector",
+                                               "kernodeck-npd-check"), os.X_OK))
         self.assertEqual(read(os.path.join(self.share, "schema", "aggregate.schema.json")),
                          read(os.path.join(SOURCE, "schema", "aggregate.schema.json")))
 

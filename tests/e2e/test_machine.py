@@ -172,9 +172,12 @@ class DriverStates(DiagnosticTest):
         self.assertNotEqual(r.rc, SETUP_FAILED, r.stderr)
         return r
 
-    def assertState(self, r, words, signature):
+    def assertState(self, r, words, signature, action=None):
         self.assertVerdict(r, "GPU_UNAVAILABLE", 6, "L2.gpu_available")
         error = r.report["error"]
+        # The machine-readable action (docs/fleets.md "Actions"): the signature's, else the code's (triage).
+        self.assertEqual(error["action"], action or ("triage" if signature is None else error["action"]), error)
+        self.assertIn(f"\n  action: {error['action']}\n", r.stdout)
         self.assertIn(words, error["message"])
         self.assertNotIn("<path>", error["message"])
         self.assertEqual(error["signature"], signature, error)
@@ -201,9 +204,10 @@ class DriverStates(DiagnosticTest):
                          "The NVIDIA driver on your system is too old (found version 12000)", "driver-too-old")
 
     def test_system_not_ready_and_the_fabric_manager(self):
-        self.assertState(self.gpu_run(KD_FAKE_CUDA_INIT=802), "Error 802: system not yet initialized", "system-not-ready")
+        self.assertState(self.gpu_run(KD_FAKE_CUDA_INIT=802), "Error 802: system not yet initialized", "system-not-ready",
+                         "drain_node")
         r = self.gpu_run(KD_FAKE_CUDA_INIT=802, nvml=True, KD_FAKE_NVML_FABRIC="not_started")
-        self.assertState(r, "Error 802: system not yet initialized", "fabric-manager-not-running")
+        self.assertState(r, "Error 802: system not yet initialized", "fabric-manager-not-running", "drain_node")
         self.assertEqual({g["fabric_state"] for g in r.report["host"]["nvml"]["gpus"]}, {"not_started"})
 
     def test_compatibility_mismatch_readable_and_its_compat_library(self):
@@ -216,7 +220,9 @@ class DriverStates(DiagnosticTest):
 
     def test_unknown_error_without_nvidia_uvm(self):
         r = self.gpu_run(nodes=("nvidiactl", "nvidia0"), KD_FAKE_CUDA_INIT=999)
-        self.assertState(r, "CUDA unknown error", "uvm-missing")
+        # nvidia-uvm is missing from this host's modules (a container shares them): the node's, whatever the container.
+        self.assertState(r, "CUDA unknown error", "uvm-missing",
+                         "drain_node" if r.report["host"]["nvidia"]["uvm_loaded"] is False else None)
 
     def test_device_unavailable_is_named_only_by_facts_that_agree(self):
         busy = "Error 46: CUDA-capable device(s) is/are busy or unavailable"

@@ -52,6 +52,8 @@ class SummaryMarkdown(DiagnosticTest):
         self.assertIn(f"| Stage | `{stage}` |" if stage else "| Stage | — |", text)
         plain = text.replace("\\", "")  # without Markdown's escapes
         self.assertIn(f"| Next action | {r.report['next_action']} |", plain)
+        if r.report["error"]:
+            self.assertIn(f"| Action | `{r.report['error']['action']}` |", plain)
         error = r.report["error"] or {"message": "", "cause": None}  # null on a machine where the check passes
         if error["message"]:
             self.assertIn(f"| Error | {error['message']} |", plain)

@@ -26,12 +26,15 @@ def expect(cond, msg):
         sys.exit(f"{what}: {msg}")
 
 
-if what == "prolog":  # node-health kept the failing check's report, named by node and job
-    reports = glob.glob(os.path.join(folder, f"{node}-prolog_slurmd-job*.json"))
-    expect(len(reports) == 1, f"one kept report expected, found {os.listdir(folder)}")
-    r = valid(reports[0], "report.schema.json")
-    expect(r["code"] in ("GPU_UNAVAILABLE", "GPU_BACKEND_ABSENT") and r["exit_code"] in (5, 6), r["code"])
-    print(f"  prolog report {os.path.basename(reports[0])}: {r['code']} at {r['stage']}")
+if what == "prolog":  # node-health kept each failing check's report, named by node and job: one the node's fault
+    reports = sorted(glob.glob(os.path.join(folder, f"{node}-prolog_slurmd-job*.json")), key=os.path.getmtime)
+    expect(len(reports) == 2, f"two kept reports expected, found {os.listdir(folder)}")
+    kept = [valid(path, "report.schema.json") for path in reports]
+    expect([(r["code"], r["error"]["action"]) for r in kept] == [("GPU_UNAVAILABLE", "fix_environment"),
+                                                                  ("GPU_UNAVAILABLE", "drain_node")],
+           [(r["code"], r["error"]["action"], r["error"]["signature"]) for r in kept])
+    for path, r in zip(reports, kept):
+        print(f"  prolog report {os.path.basename(path)}: {r['code']} at {r['stage']}, action {r['error']['action']}")
     sys.exit(0)
 
 if what == "collective":  # L8 over two srun tasks: a rank each, one job

@@ -35,6 +35,9 @@ TEST(MarkdownSummary, ARecognisedErrorShowsTheTerminalsCauseAndNextAction) {
   EXPECT_EQ(line_starting(md, "| Error |"), "| Error | torch.cuda: Found no NVIDIA driver on your system |") << md;
   EXPECT_EQ(line_starting(md, "| Cause |"), "| Cause | no NVIDIA driver is visible to this process |") << md;
   EXPECT_EQ(line_starting(md, "| Next action |"), "| Next action | install the NVIDIA driver |") << md;
+  EXPECT_EQ(line_starting(md, "| Action |"), "") << "a report without error.action shows none\n" << md;
+  r["error"]["action"] = "drain_node";  // as on the terminal, the word for automation
+  EXPECT_EQ(line_starting(render_markdown_summary(r), "| Action |"), "| Action | `drain_node` |");
 }
 
 TEST(MarkdownSummary, DeviceAndVersions) {

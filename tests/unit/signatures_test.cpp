@@ -87,8 +87,14 @@ TEST(Signatures, APerformanceJudgedOnASharedGpuBlamesTheSharingNotTheCard) {
   EXPECT_EQ(h->id, "device-below-floor-shared-gpu");
   EXPECT_NE(h->cause.find("--judge-shared-gpu applied the floor anyway"), std::string::npos) << h->cause;
   EXPECT_EQ(h->cause.find("healthy card"), std::string::npos) << h->cause;
+  EXPECT_EQ(h->kind, Action::Rerun);  // never a reason to drain the node
   EXPECT_EQ(id(Code::PerformanceBelowFloor, "bf16 matmul 300 TFLOP/s is 0.30 of the H200's 989.5 TFLOP/s, below the floor 0.5"),
             "device-below-floor");  // the GPU to itself: the card's own figure
+  // L8's floor on a rank whose GPU others used: the sharing, before the job's slow link.
+  EXPECT_EQ(id(Code::PerformanceBelowFloor, "all-reduce bus bandwidth 1.20 GB/s at 16 MiB over 2 ranks is below "
+                                            "--min-bus-bandwidth 50 GB/s (measured twice: 1.10 then 1.20 GB/s); other "
+                                            "processes used the GPU during the measurement: 2 other processes (20.00 GiB)"),
+            "device-below-floor-shared-gpu");
 }
 
 TEST(Signatures, DriverTooOldNamesBothVersions) {
