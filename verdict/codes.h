@@ -8,6 +8,7 @@
 
 namespace kd {
 
+// In the order of their exit codes (docs/contract.md); a test checks it.
 enum class Code {
   GpuCheckPassed,
   CpuCheckPassed,
@@ -26,10 +27,10 @@ enum class Code {
   OutputWriteFailed,
   ModelLoadFailed,  // L4: the user's model is missing, unreadable or not a model
   AppCheckFailed,   // L4: an application workload broke its output contract
-  PerformanceBelowFloor,  // L6: a device ceiling measured below the run's floor fraction of its reference
   MemoryCheckFailed,      // L5: allocated memory grows across iterations, or the allocator misbehaves
-  GpuUnhealthy,           // L2: NVML reports uncorrected ECC errors, a failed or pending row remap / page retirement
+  PerformanceBelowFloor,  // L6: a device ceiling measured below the run's floor fraction of its reference
   CollectiveUnreachable,  // L8: a rank did not join in time, or the transport between ranks failed
+  GpuUnhealthy,           // L2: NVML reports uncorrected ECC errors, a failed or pending row remap / page retirement
   SuiteIncomplete,        // this build of the suite cannot run what was asked; nothing was concluded about the machine
 };
 constexpr Code kLastCode = Code::SuiteIncomplete;  // the codes are 0..kLastCode, in enum order
