@@ -21,6 +21,7 @@
 
 #include "machine/memory_headroom.h"
 #include "machine/read_text.h"
+#include "contract/events.h"
 #include "contract/report_parts.h"
 #include "fixtures/embeddings_input.h"
 #include "fixtures/gpu_watch.h"
