@@ -55,6 +55,9 @@ bool has_path(const std::string& s) {
   for (size_t i = 0; i < s.size(); ++i) {
     const bool slash = s[i] == '/' || (s[i] == '~' && i + 1 < s.size() && s[i + 1] == '/');
     if (!slash) continue;
+    // A slash alone is a word ("display driver / cuda driver", CUDA error 803): followed by a blank or the end.
+    if (s[i] == '/' && (i + 1 == s.size() || std::string_view(" \t'\"`,;:)]}>").find(s[i + 1]) != std::string_view::npos))
+      continue;
     if (i == 0 || std::string_view(" \t'\"`=([{<,").find(s[i - 1]) != std::string_view::npos) return true;
     if (s[i - 1] == ':' && s.compare(i, 2, "//") != 0) return true;
   }
