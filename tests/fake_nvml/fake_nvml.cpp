@@ -15,6 +15,8 @@
  *   KD_FAKE_NVML_FREE_MIB=M      its free memory (default: what the processes leave);
  *   KD_FAKE_NVML_HIDE_PROCESSES=1  the list shows no process of the caller's (a container that hides them)
  *   (with KD_FAKE_NVML_MIG=1, as on a MIG GPU, NVML cannot tell who computes: the driver's memory is the fallback).
+ * KD_FAKE_NVML_THROTTLE=1: GPU 0 throttles, as a card after minutes of load: sw_thermal_slowdown + sw_power_cap, SM
+ *   clock 1005 of 1980 MHz, 89 C, 698 W (L6's sustained load names the reasons: tests/e2e/test_load.py).
  * Built twice: in full, and with KD_FAKE_NVML_MINIMAL (an old driver: most functions missing).
  * The signatures are NVML's C ABI. */
 #include <cstdio>
@@ -163,21 +165,22 @@ nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned* corr, unsigned*
   return OK;
 }
 static int idle(nvmlDevice_t d) { return !sick(d, "slow"); }
+static int throttled(nvmlDevice_t d) { return d->index == 0 && scenario_env("KD_FAKE_NVML_THROTTLE"); }
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned* v) { *v = idle(d) ? 1 : 5; return OK; }
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned* v) { (void)d; *v = 5; return OK; }
 nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned* v) { *v = sick(d, "slow") ? 4 : 16; return OK; }
 nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned* v) { (void)d; *v = 16; return OK; }
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned* mhz) {
-  *mhz = type == 2 ? 2619 : sick(d, "slow") ? 600 : 345;
+  *mhz = type == 2 ? 2619 : sick(d, "slow") ? 600 : throttled(d) ? 1005 : 345;
   return OK;
 }
 nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d, int type, unsigned* mhz) { (void)d; *mhz = type == 2 ? 2619 : 1980; return OK; }
 nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long* r) {
-  *r = sick(d, "slow") ? (0x8 | 0x20) : 0x1;
+  *r = sick(d, "slow") ? (0x8 | 0x20) : throttled(d) ? (0x4 | 0x20) : 0x1;
   return OK;
 }
-nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned* c) { (void)sensor; *c = sick(d, "slow") ? 87 : 32; return OK; }
-nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned* mw) { (void)d; *mw = 75500; return OK; }
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned* c) { (void)sensor; *c = sick(d, "slow") ? 87 : throttled(d) ? 89 : 32; return OK; }
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned* mw) { *mw = throttled(d) ? 698000 : 75500; return OK; }
 nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned* mw) { (void)d; *mw = 700000; return OK; }
 nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t d, int* on) { (void)d; *on = 1; return OK; }
 nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t d, int* mode) { (void)d; *mode = (int)env_number("KD_FAKE_NVML_COMPUTE_MODE", 0); return OK; }
