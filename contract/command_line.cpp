@@ -113,6 +113,12 @@ std::optional<std::string> Options::gtest_output_file() const {
   return v.substr(v.find(':') + 1);
 }
 
+bool Options::runs_layer(const std::string& id) const {
+  return std::find(layers.begin(), layers.end(), id) != layers.end() || has_gtest_flag("filter");
+}
+
+double Options::run_limit_s() const { return timeout_s + (sustained_s && runs_layer("L6") ? *sustained_s : 0); }
+
 bool Options::has_gtest_flag(const std::string& n) const {
   const std::string flag = "--gtest_" + n;
   return std::any_of(gtest_args.begin(), gtest_args.end(),
@@ -165,6 +171,18 @@ std::string aggregate_usage_text() {
          "\nExit codes: 0 every machine passed and every report was counted, 20 a machine failed,\n"
          "21 a report was missing, unreadable, invalid or a duplicate, 22 both, 2 usage error,\n"
          "12 an output file could not be written, 19 this build has no kernodeck-diagnostic-full.\n";
+}
+
+// L6 under load: its long checks only with L6, and their test-only faults only with the check they act in.
+std::optional<UsageError> check_load(const Options& o) {
+  const bool l6 = o.runs_layer("L6");
+  if (o.sustained_s && !l6) return UsageError{"--sustained runs in layer L6: add --layers L6 (or --full)"};
+  if (o.memory_integrity && !l6) return UsageError{"--memory-integrity runs in layer L6: add --layers L6 (or --full)"};
+  if ((o.fault == "silent-corruption" || o.fault == "throttle") && !(o.sustained_s && l6))
+    return UsageError{fmt::format("--inject-fault {} acts in L6's sustained load: add --layers L6 --sustained S", o.fault)};
+  if (o.fault == "memory-corrupt" && !(o.memory_integrity && l6))
+    return UsageError{"--inject-fault memory-corrupt acts in L6's memory integrity pass: add --layers L6 --memory-integrity"};
+  return std::nullopt;
 }
 
 ParseResult parse_command_line(const std::vector<std::string>& args, const std::vector<std::string>& known_layers) {
@@ -232,6 +250,7 @@ ParseResult parse_command_line(const std::vector<std::string>& args, const std::
   if (o.fault == "stand-in-gpu" && (!o.cpu_mode() || !watched))
     return UsageError{"--inject-fault stand-in-gpu makes a CPU run watch the stand-in NVML's GPU 0: it needs --device cpu "
                       "and L5, L6 or L8 (--layers L5)"};
+  if (auto e = check_load(o)) return *e;
   if (o.fault == "shard-oom" && (!o.all_devices || !l4))
     return UsageError{"--inject-fault shard-oom acts in L4 across GPUs: it needs --device-index all and L4 (--layers app)"};
   if (o.model.has_value() != o.input.has_value())

@@ -13,7 +13,7 @@ namespace kd {
 const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error", "leak", "range-leak",
                                           "device-assert", "slow-save", "cpu-shards", "cpu-shard-oom", "shard-oom",
                                           "collective-wrong", "collective-rank-exit", "slow-exit", "slow-first-measurement",
-                                          "stand-in-gpu"};
+                                          "stand-in-gpu", "silent-corruption", "memory-corrupt", "throttle"};
 
 namespace {
 
@@ -292,13 +292,38 @@ std::vector<OptionRow> make_table() {
        {std::tuple{"--min-bandwidth-fraction", &Options::min_bandwidth_fraction,
                    "L6: fail (16) when the copy bandwidth is below F of the\ndevice's reference figure, 0 to 1 (default 0.6)"},
         std::tuple{"--min-matmul-fraction", &Options::min_matmul_fraction,
-                   "L6: the same for the matrix products (default 0.5)"}}) {
+                   "L6: the same for the matrix products (default 0.5)"},
+        std::tuple{"--min-host-link-fraction", &Options::min_host_link_fraction,
+                   "L6: the same for the pinned host<->device copies against the\n"
+                   "link NVML reports (PCIe generation x width; default 0.5)"},
+        std::tuple{"--min-sustained-fraction", &Options::min_sustained_fraction,
+                   "L6: fail (16) when --sustained's steady throughput is below F\n"
+                   "of its first seconds' (default 0.85)"}}) {
     OptionRow& r = add(option(flag, "F", m, std::string(flag + 2), what));
     std::replace(r.key.begin(), r.key.end(), '-', '_');
     r.report_key = r.key;
     r.read = decimal(m, flag, 0, 1, false, "a fraction from 0 to 1");
     r.example = "0.25";
   }
+
+  OptionRow& sus = add(option("--sustained", "S", &Options::sustained_s, "sustained_s",
+                              "L6: also run matrix products at full occupancy for S seconds,\n"
+                              "2 to 3600 (off by default; S is added to --timeout), with\n"
+                              "NVML's clocks, temperature and power every 100 ms and every\n"
+                              "result compared bitwise with the first (silent corruption: 8)"));
+  sus.read = [](const std::string& v, Options& o) -> Error {
+    const auto d = parse_decimal(v);
+    if (!d || *d < kMinSustained || *d > kMaxSustained)
+      return fmt::format("--sustained must be a number of seconds from {} to {}, not '{}'", kMinSustained, kMaxSustained, v);
+    o.sustained_s = *d;
+    return std::nullopt;
+  };
+  sus.example = "60";
+  OptionRow& integrity = add(option("--memory-integrity", "", &Options::memory_integrity, "memory_integrity",
+                                    "L6: also write and read back patterns over at least 90 % of\n"
+                                    "the GPU's free memory (off by default; a few seconds; 8 on a\n"
+                                    "word read back wrong)"));
+  switch_of(integrity, &Options::memory_integrity);
 
   OptionRow& shared = add(option("--judge-shared-gpu", "", &Options::judge_shared_gpu, "judge_shared_gpu",
                                  "L6, L8: apply the floors also to a measurement during which\n"
@@ -420,7 +445,12 @@ std::vector<OptionRow> make_table() {
                                 "reads 100 times slower, as a throttled card's would), stand-in-gpu\n"
                                 "(a CPU run watches the stand-in NVML's GPU 0 as its GPU: L5's\n"
                                 "sweep sizes itself from its free memory, L6's segments and\n"
-                                "L8's bandwidth see its other processes);\n"
+                                "L8's bandwidth see its other processes), silent-corruption\n"
+                                "(L6 --sustained: one product's result has a bit flipped),\n"
+                                "memory-corrupt (L6 --memory-integrity: one word of one chunk\n"
+                                "has a bit flipped), throttle (L6 --sustained: the throughput\n"
+                                "after the first seconds reads 4 times lower, as a throttled\n"
+                                "card's would, and a CPU run watches the stand-in NVML's GPU 0);\n"
                                 "recorded in the report, never a diagnosis"));
   fault.audience = Audience::TestOnly;
   fault.read = [](const std::string& v, Options& o) -> Error {

@@ -15,6 +15,10 @@ namespace kd {
 
 inline constexpr double kDefaultTimeout = 30, kMinTimeout = 5, kMaxTimeout = 120;  // --timeout, in seconds
 inline constexpr double kDefaultMinBandwidthFraction = 0.6, kDefaultMinMatmulFraction = 0.5;
+// L6 under load (docs/layers.md): the host link's pinned copies against NVML's link, the sustained load's steady
+// throughput against its first seconds, and the sustained load's bounds in seconds.
+inline constexpr double kDefaultMinHostLinkFraction = 0.5, kDefaultMinSustainedFraction = 0.85;
+inline constexpr double kMinSustained = 2, kMaxSustained = 3600;
 // L5's operating range (README "Layer L5"): the sweep's own time, and the share of the device's memory
 // (the caching allocator is capped to it) or, on the CPU, of the host's available memory it may use.
 inline constexpr double kDefaultRangeBudget = 20, kDefaultRangeMemoryFraction = 0.9;
@@ -44,6 +48,11 @@ struct Options {
   // Defaults sit well under what healthy cards reach (README "Layer L6").
   double min_bandwidth_fraction = kDefaultMinBandwidthFraction;
   double min_matmul_fraction = kDefaultMinMatmulFraction;
+  double min_host_link_fraction = kDefaultMinHostLinkFraction;
+  // L6 under load, off unless asked: the sustained load's seconds (added to --timeout), its floor, and the memory pass.
+  std::optional<double> sustained_s;
+  double min_sustained_fraction = kDefaultMinSustainedFraction;
+  bool memory_integrity = false;
   // L6, L8: a measurement during which other processes used the GPU is recorded, not judged (a visible skip); this
   // applies its floor anyway (docs/shared-gpus.md).
   bool judge_shared_gpu = false;
@@ -79,6 +88,9 @@ struct Options {
   bool has_gtest_flag(const std::string& name) const;  // e.g. "list_tests", "filter"
   std::string gtest_value(const std::string& name) const;
   std::optional<std::string> gtest_output_file() const;  // --gtest_output=xml:FILE's FILE
+  bool runs_layer(const std::string& id) const;  // --layers (or --full) names it, or a --gtest_filter may reach it
+  // The whole run's limit: --timeout, plus --sustained's seconds when L6 runs (the load's own time is asked for).
+  double run_limit_s() const;
 
 };
 

@@ -118,6 +118,10 @@ constexpr Field<nlohmann::json> keyed_objects(const char* pointer) { return {{po
   X(timing_reference_device, nullable<std::string>("/timing/reference_device"))                                      \
   X(timing_segments, structured("/timing/segments", Kind::object))                                                   \
   X(timing_ceilings, keyed_objects("/timing/ceilings"))                                                              \
+  X(timing_host_link, structured("/timing/host_link", Kind::object, true))                                            \
+  X(timing_sustained, structured("/timing/sustained", Kind::object, true))                                            \
+  X(timing_sustained_results, structured("/timing/sustained_results", Kind::object, true))                            \
+  X(timing_memory_integrity, structured("/timing/memory_integrity", Kind::object, true))                              \
   X(peer_device_count, plain<int64_t>("/peer/device_count"))                                                         \
   X(peer_devices, structured("/peer/devices", Kind::array))                                                          \
   X(peer_access, structured("/peer/access", Kind::array))                                                            \

@@ -206,6 +206,61 @@ namespace kd::report {
   X(xid_after_driver_load, plain<bool>("/after_driver_load", "/host/kernel_log/events/*"))                             \
   X(xid_recovery_action, nullable<std::string>("/recovery_action", "/host/kernel_log/events/*"))                       \
   X(xid_severity, nullable<std::string>("/severity", "/host/kernel_log/events/*"))                                     \
+  X(host_link_workload, plain<std::string>("/workload", "/timing/host_link"))                                         \
+  X(host_link_link_kind, nullable<std::string>("/link_kind", "/timing/host_link"))                                    \
+  X(host_link_generation, nullable<int64_t>("/generation", "/timing/host_link"))                                      \
+  X(host_link_width, nullable<int64_t>("/width", "/timing/host_link"))                                                \
+  X(host_link_generation_max, nullable<int64_t>("/generation_max", "/timing/host_link"))                              \
+  X(host_link_width_max, nullable<int64_t>("/width_max", "/timing/host_link"))                                        \
+  X(host_link_expected_gb_s, nullable<double>("/expected_gb_s", "/timing/host_link"))                                 \
+  X(host_link_sizes, structured("/sizes", Kind::array, false, "/timing/host_link"))                                   \
+  X(host_link_h2d_gb_s, plain<double>("/h2d_gb_s", "/timing/host_link"))                                              \
+  X(host_link_d2h_gb_s, plain<double>("/d2h_gb_s", "/timing/host_link"))                                              \
+  X(host_link_h2d_fraction, nullable<double>("/h2d_fraction", "/timing/host_link"))                                   \
+  X(host_link_d2h_fraction, nullable<double>("/d2h_fraction", "/timing/host_link"))                                   \
+  X(host_link_floor, plain<double>("/floor", "/timing/host_link"))                                                    \
+  X(host_link_below_floor, plain<bool>("/below_floor", "/timing/host_link"))                                          \
+  X(host_link_note, nullable<std::string>("/note", "/timing/host_link"))                                              \
+  X(sustained_workload, plain<std::string>("/workload", "/timing/sustained"))                                         \
+  X(sustained_seconds, plain<double>("/seconds", "/timing/sustained"))                                                \
+  X(sustained_products, plain<int64_t>("/products", "/timing/sustained"))                                             \
+  X(sustained_unit, plain<std::string>("/unit", "/timing/sustained"))                                                 \
+  X(sustained_first_rate, plain<double>("/first_rate", "/timing/sustained"))                                          \
+  X(sustained_steady_rate, plain<double>("/steady_rate", "/timing/sustained"))                                        \
+  X(sustained_fraction, plain<double>("/fraction", "/timing/sustained"))                                              \
+  X(sustained_floor, plain<double>("/floor", "/timing/sustained"))                                                    \
+  X(sustained_below_floor, plain<bool>("/below_floor", "/timing/sustained"))                                          \
+  X(sustained_hottest_c, nullable<int64_t>("/hottest_c", "/timing/sustained"))                                        \
+  X(sustained_lowest_sm_clock_mhz, nullable<int64_t>("/lowest_sm_clock_mhz", "/timing/sustained"))                    \
+  X(sustained_highest_power_w, nullable<double>("/highest_power_w", "/timing/sustained"))                             \
+  X(sustained_reasons, plain<std::vector<std::string>>("/reasons", "/timing/sustained"))                              \
+  X(sustained_nvml_samples, plain<int64_t>("/nvml_samples", "/timing/sustained"))                                     \
+  X(sustained_curve, structured("/curve", Kind::array, false, "/timing/sustained"))                                   \
+  X(sustained_nvml, structured("/nvml", Kind::array, false, "/timing/sustained"))                                     \
+  X(sustained_fault, nullable<std::string>("/fault", "/timing/sustained"))                                            \
+  X(sustained_results_compared, plain<int64_t>("/compared", "/timing/sustained_results"))                             \
+  X(sustained_results_differing_products, plain<int64_t>("/differing_products", "/timing/sustained_results"))         \
+  X(sustained_results_first_iteration, nullable<int64_t>("/first_iteration", "/timing/sustained_results"))            \
+  X(sustained_results_first_elements, nullable<int64_t>("/first_elements", "/timing/sustained_results"))              \
+  X(sustained_results_first_max_diff, nullable<double>("/first_max_diff", "/timing/sustained_results"))               \
+  X(sustained_results_reference_rows, plain<int64_t>("/reference_rows", "/timing/sustained_results"))                 \
+  X(sustained_results_reference_tolerance, plain<double>("/reference_tolerance", "/timing/sustained_results"))        \
+  X(sustained_results_reference_start_bad, plain<int64_t>("/reference_start_bad", "/timing/sustained_results"))       \
+  X(sustained_results_reference_end_bad, plain<int64_t>("/reference_end_bad", "/timing/sustained_results"))           \
+  X(sustained_results_reference_max_diff, plain<double>("/reference_max_diff", "/timing/sustained_results"))          \
+  X(integrity_workload, plain<std::string>("/workload", "/timing/memory_integrity"))                                  \
+  X(integrity_free_bytes, nullable<int64_t>("/free_bytes", "/timing/memory_integrity"))                               \
+  X(integrity_bytes_tested, plain<int64_t>("/bytes_tested", "/timing/memory_integrity"))                              \
+  X(integrity_coverage, nullable<double>("/coverage", "/timing/memory_integrity"))                                    \
+  X(integrity_chunks, plain<int64_t>("/chunks", "/timing/memory_integrity"))                                          \
+  X(integrity_chunk_bytes, plain<int64_t>("/chunk_bytes", "/timing/memory_integrity"))                                \
+  X(integrity_patterns, structured("/patterns", Kind::array, false, "/timing/memory_integrity"))                      \
+  X(integrity_pass_seconds, plain<double>("/pass_seconds", "/timing/memory_integrity"))                               \
+  X(integrity_mismatches, plain<int64_t>("/mismatches", "/timing/memory_integrity"))                                  \
+  X(integrity_bad_chunks, plain<int64_t>("/bad_chunks", "/timing/memory_integrity"))                                  \
+  X(integrity_first_bad, structured("/first_bad", Kind::object, true, "/timing/memory_integrity"))                    \
+  X(integrity_ecc_before, structured("/ecc_before", Kind::object, true, "/timing/memory_integrity"))                  \
+  X(integrity_ecc_after, structured("/ecc_after", Kind::object, true, "/timing/memory_integrity"))                    \
   X(segments_workload, plain<std::string>("/workload", "/timing/segments"))                                          \
   X(segments_load_ms, plain<double>("/load_ms", "/timing/segments"))                                                 \
   X(segments_cold_prepare_ms, plain<double>("/cold/prepare_ms", "/timing/segments"))                                 \

@@ -4,7 +4,7 @@
 #pragma once
 #include <stdint.h>
 
-#define KD_PROBE_ABI_VERSION 15 // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
+#define KD_PROBE_ABI_VERSION 16 // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
                                 // 6: L5 memory; 7: the peer layer L7; 8: the model's format (AOTInductor packages);
                                 // 9: extension libraries (--extension), an input kept on the host; named model outputs and inputs,
                                 //    forward()'s signature; the operating range's
@@ -16,6 +16,7 @@
                                 // 13: the device's compute mode (the supervisor waits for a GPU not in the default mode to be free)
                                 // 14: KD_ERR_INCOMPLETE (the heavy part not built, or from another build)
                                 // 15: a shared GPU: the device's memory now (memory_counters), the copy ceiling's size
+                                // 16: L6 under load: host_link, sustained, memory_integrity
 // The one exported symbol: it returns the table. Its name never changes; the table's abi_version says which
 // layout it is (KD_PROBE_ABI_VERSION), and a probe of another version is refused when it is loaded.
 #define KD_PROBE_ENTRY "kd_probe_get"
@@ -298,6 +299,73 @@ typedef struct kd_collective_bandwidth_out {
   char desc[256];
 } kd_collective_bandwidth_out;
 
+// L6 under load (ABI 16). The host link: `repeats` copies of `bytes` from host memory (pinned or pageable) to the
+// device, then as many back, each timed by the host clock with the device synchronized at both edges, after one
+// warm-up each way. On the CPU (on_gpu 0) copies between two host buffers: the CPU has no link, the figures are a
+// stand-in's.
+#define KD_HOST_LINK_MAX_REPEATS 32
+typedef struct kd_host_link_out {
+  int repeats;
+  double to_device_s[KD_HOST_LINK_MAX_REPEATS];
+  double to_host_s[KD_HOST_LINK_MAX_REPEATS];
+  char desc[256];
+} kd_host_link_out;
+
+// The sustained load: n x n matrix products back to back for `seconds` (bf16 on a GPU, float32 on the CPU), in
+// batches of about `point_seconds`, each ended by a synchronization: one point of the curve. Every product is compared
+// bitwise with the first one's result on the device (a count of differing elements and the largest difference per
+// product, read at each point), and rows of it with a float64 CPU reference at the start and at the end.
+#define KD_SUSTAINED_MAX_POINTS 512
+typedef struct kd_sustained_in {
+  int on_gpu, index;
+  double seconds, point_seconds;
+  int64_t n;
+  int64_t corrupt_iteration;  // TEST ONLY: this product's result has one bit flipped (-1: none)
+} kd_sustained_in;
+
+typedef struct kd_sustained_out {
+  int points;
+  double t_s[KD_SUSTAINED_MAX_POINTS];       // each point's end, from the load's start
+  int64_t products[KD_SUSTAINED_MAX_POINTS]; // products finished in that point
+  int64_t total_products;
+  double flops_per_product;                   // 2 n^3
+  int64_t bad_products;                       // products whose result differed from the first's
+  int64_t first_bad_product, first_bad_elements;  // the first of them (its iteration, from 0), how many elements
+  double first_bad_max_diff;                  // and the largest absolute difference in it
+  int reference_checks;                       // 0..2: start, end
+  int64_t reference_rows;
+  int64_t reference_bad[2];                   // elements of the rows outside the tolerance
+  double reference_max_diff[2], reference_tolerance;
+  char desc[256];
+} kd_sustained_out;
+// Called at the end of each point (host side, between batches): the suite samples NVML there.
+typedef void (*kd_point_sink)(void* user, double t_s, int64_t products);
+
+// Memory integrity: int64 patterns written to and read back from `bytes` of device memory in chunks of `chunk_bytes`
+// (the last may be shorter), allocated through the caching allocator, so only memory that was free is touched.
+// Patterns: 0 address-in-address (each word holds its own index), 1 walking ones (1 << index % 64), 2 seeded
+// pseudo-random (a hash of the index and the seed).
+#define KD_INTEGRITY_PATTERNS 3
+typedef struct kd_integrity_in {
+  int on_gpu, index;
+  int64_t bytes, chunk_bytes;
+  int64_t seed;
+  int corrupt_chunk;  // TEST ONLY: one word of this chunk has a bit flipped after the first pattern is written (-1: none)
+} kd_integrity_in;
+
+typedef struct kd_integrity_out {
+  int64_t chunks, bytes_tested;
+  double pattern_seconds[KD_INTEGRITY_PATTERNS];  // each pattern written and verified over every chunk
+  int64_t mismatches;                             // words that read back wrong, every pattern
+  int64_t bad_chunks;
+  int first_bad_pattern;                          // -1 when none
+  int64_t first_bad_chunk, first_bad_chunk_offset;  // its index and its offset in the tested region (bytes)
+  int64_t first_bad_chunk_mismatches;
+  int64_t first_bad_word_offset;                  // of the first wrong word in that chunk (bytes from the chunk's start)
+  uint64_t first_bad_address;                     // the device address of that word
+  char desc[256];
+} kd_integrity_out;
+
 typedef struct kd_probe_table {
   int abi_version;  // KD_PROBE_ABI_VERSION of the build that made it
   kd_status (*torch_info)(kd_torch_info* out);
@@ -355,6 +423,11 @@ typedef struct kd_probe_table {
   // The caching allocator's counters and the device's free and total memory now, nothing run (ABI 15): what a
   // measuring step sizes itself from on a GPU others may share. CPU-only builds: KD_ERR_UNSUPPORTED.
   kd_status (*memory_counters)(int index, kd_memory_counters* out);
+  // L6 under load (ABI 16); pinned: page-locked host memory (GPU only).
+  kd_status (*host_link)(int on_gpu, int index, int64_t bytes, int pinned, int repeats, kd_host_link_out* out);
+  kd_status (*sustained)(const kd_sustained_in* in, kd_sustained_out* out, kd_point_sink point, void* user);
+  // An allocation that fails ends the pass with the chunks it has (chunks, bytes_tested say how many).
+  kd_status (*memory_integrity)(const kd_integrity_in* in, kd_integrity_out* out);
 } kd_probe_table;
 
 typedef const kd_probe_table* (*kd_probe_entry_fn)(void);

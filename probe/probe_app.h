@@ -11,6 +11,10 @@
 namespace kd::probe {
 kd_status app_embeddings(const kd_app_embed_in* in, kd_app_embed_out* out);
 kd_status timing_segments(const kd_app_embed_in* in, int runs, kd_timing_out* out);  // L6, probe_timing.cpp
+// L6 under load (probe_load.cpp).
+kd_status host_link(int on_gpu, int index, int64_t bytes, int pinned, int repeats, kd_host_link_out* out);
+kd_status sustained(const kd_sustained_in* in, kd_sustained_out* out, kd_point_sink point, void* user);
+kd_status memory_integrity(const kd_integrity_in* in, kd_integrity_out* out);
 kd_status memory_workload(const kd_memory_in* in, kd_memory_out* out, kd_marker_sink step, void* user);  // L5
 kd_status range_memory_fraction(int index, double fraction);           // L5, probe_range.cpp
 kd_status range_point(const kd_range_in* in, kd_range_point* out);

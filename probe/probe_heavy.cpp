@@ -31,6 +31,9 @@ kd_probe_table heavy_entries() {
   t.collective_bandwidth = collective_bandwidth;
   t.collective_end = collective_end;
   t.memory_counters = memory_counters;
+  t.host_link = host_link;
+  t.sustained = sustained;
+  t.memory_integrity = memory_integrity;
   return t;
 }
 

@@ -73,6 +73,8 @@ std::map<std::string, std::string> bundle_files(const json& report, const Option
   };
   // L5's operating range, when it ran a point.
   if (const std::string svg = range_svg(report::read(report, report::memory_range)); !svg.empty()) files["operating_range.svg"] = svg;
+  if (const std::string svg = sustained_svg(report::read(report, report::timing_sustained)); !svg.empty())
+    files["sustained_load.svg"] = svg;
   return files;
 }
 

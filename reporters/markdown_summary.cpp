@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "load_text.h"
 #include "report_text.h"
 
 namespace kd {
@@ -101,6 +102,10 @@ std::string render_markdown_summary(const json& r) {
                                   code_span(report::read(r, report::run_id).value_or(""))));
   out += "\n" + layer_table(report::read(r, report::layers));
   if (const json& devices = report::read(r, report::devices); devices.is_array() && !devices.empty()) out += "\n" + device_table(devices);
+  if (const std::vector<std::string> load = load_lines(r); !load.empty()) {  // L6 under load
+    out += "\n**Under load (L6)**\n\n";
+    for (const std::string& line : load) out += "- " + markdown_text(line) + "\n";
+  }
   if (const auto warnings = report::read(r, report::warnings); warnings && !warnings->empty()) {
     out += "\n";
     for (const std::string& w : *warnings) out += "- ⚠️ " + markdown_text(w) + "\n";

@@ -45,14 +45,17 @@ double num(const json& j, const report::Field<T>& row) {
   return v.is_number() ? v.get<double>() : NAN;
 }
 
+// Panels over one x-axis: log2 (the operating range's values) or linear (the sustained load's seconds).
 class Plot {
  public:
-  Plot(double lo, double hi) : lx_(std::log2(lo)), hx_(std::max(std::log2(hi), std::log2(lo) + 1)) {}
-  double x(double v) const { return kLeft + (std::log2(v) - lx_) / (hx_ - lx_) * (kRight - kLeft); }
+  Plot(double lo, double hi, bool log_x = true)
+      : log_(log_x), lx_(log_x ? std::log2(lo) : lo), hx_(log_x ? std::max(std::log2(hi), std::log2(lo) + 1) : std::max(hi, lo + 1)) {}
+  double x(double v) const { return kLeft + ((log_ ? std::log2(v) : v) - lx_) / (hx_ - lx_) * (kRight - kLeft); }
 
-  // One panel: its frame, y ticks from 0 to the largest value, the x ticks at powers of two, the series.
-  std::string panel(int i, const std::string& label, const std::vector<Series>& series, double ymax) const {
-    const double top = kTop[i], bottom = top + kPanelHeight;
+  // One panel at `top`: its frame, y ticks from 0 to the largest value, the x ticks (powers of two, or five even
+  // steps), the series.
+  std::string panel(double top, const std::string& label, const std::vector<Series>& series, double ymax) const {
+    const double bottom = top + kPanelHeight;
     ymax = ymax > 0 ? ymax * 1.1 : 1;
     auto y = [&](double v) { return bottom - v / ymax * kPanelHeight; };
     std::string out = fmt::format(R"(<g class="panel"><rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#888"/>)",
@@ -63,10 +66,15 @@ class Plot {
       const double v = ymax / 1.1 * t / 4;
       out += fmt::format(R"(<text x="{}" y="{:.1f}" text-anchor="end" font-size="10">{:.3g}</text>)", kLeft - 4, y(v) + 3, v);
     }
-    for (double e = std::ceil(lx_); e <= hx_; e += std::max(1.0, std::ceil((hx_ - lx_) / 12))) {
+    for (double e = std::ceil(lx_); log_ && e <= hx_; e += std::max(1.0, std::ceil((hx_ - lx_) / 12))) {
       out += fmt::format(R"(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}" stroke="#ddd"/>)", x(std::exp2(e)), top, bottom);
       out += fmt::format(R"(<text x="{:.1f}" y="{}" text-anchor="middle" font-size="10">2^{}</text>)", x(std::exp2(e)),
                          bottom + 14, static_cast<int>(e));
+    }
+    for (int t = 0; !log_ && t <= 5; ++t) {
+      const double v = lx_ + (hx_ - lx_) * t / 5;
+      out += fmt::format(R"(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}" stroke="#ddd"/>)", x(v), top, bottom);
+      out += fmt::format(R"(<text x="{:.1f}" y="{}" text-anchor="middle" font-size="10">{:.3g}</text>)", x(v), bottom + 14, v);
     }
     double ly = top + 14;
     for (const auto& s : series) {
@@ -84,8 +92,25 @@ class Plot {
   }
 
  private:
+  bool log_;
   double lx_, hx_;
 };
+
+double ymax(const std::vector<const Series*>& ss) {
+  double m = 0;
+  for (const Series* s : ss)
+    for (const auto& [v, w] : s->xy) m = std::max(m, w);
+  return m;
+}
+
+std::string svg_head(double height) {
+  return fmt::format(
+      R"(<?xml version="1.0" encoding="UTF-8"?>)"
+      "\n"
+      R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" viewBox="0 0 {} {}" font-family="sans-serif" font-size="12">)"
+      "\n",
+      kWidth, height, kWidth, height);
+}
 
 }  // namespace
 
@@ -121,29 +146,18 @@ std::string range_svg(const json& range) {
     add(&reserved, num(p, report::point_reserved_bytes), kGiB);
     if (std::isnan(num(p, report::point_peak_allocated_bytes))) add(&estimate, num(p, report::point_estimated_bytes), kGiB);
   }
-  auto ymax = [](const std::vector<const Series*>& ss) {
-    double m = 0;
-    for (const Series* s : ss)
-      for (const auto& [v, w] : s->xy) m = std::max(m, w);
-    return m;
-  };
   double mem_max = ymax({&peak, &reserved, &estimate, &rss});
   const double cap = num(range, report::range_memory_cap_bytes) / kGiB;
   if (!std::isnan(cap)) mem_max = std::max(mem_max, cap);
 
   const std::string largest = json_at(range, report::range_largest_pass).dump(), fail = first_fail.dump();
-  std::string svg = fmt::format(
-      R"(<?xml version="1.0" encoding="UTF-8"?>)"
-      "\n"
-      R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="600" viewBox="0 0 {} 600" font-family="sans-serif" font-size="12">)"
-      "\n",
-      kWidth, kWidth);
+  std::string svg = svg_head(600);
   svg += fmt::format(R"(<text x="{}" y="22" font-size="15" font-weight="bold">Operating range: {}, largest pass {}, first failure {} ({})</text>)",
                      kLeft, escape(axis), escape(largest), escape(fail), escape(read(range, report::range_stop_reason).value_or("?")));
   svg += fmt::format(R"(<text x="{}" y="42" font-size="10">{}</text>)", kLeft, escape(read(range, report::range_workload).value_or("?")));
   svg += fmt::format(R"(<text x="{}" y="58" font-size="10">log2 x-axis; warm median of the synchronized forward passes</text>)", kLeft);
-  svg += "\n" + plot.panel(0, "latency (ms)", {latency, p95}, ymax({&latency, &p95})) + "\n";
-  svg += plot.panel(1, "memory (GiB)", {peak, reserved, estimate, rss}, mem_max) + "\n";
+  svg += "\n" + plot.panel(kTop[0], "latency (ms)", {latency, p95}, ymax({&latency, &p95})) + "\n";
+  svg += plot.panel(kTop[1], "memory (GiB)", {peak, reserved, estimate, rss}, mem_max) + "\n";
   if (num(range, report::range_knee) >= 1) {  // concurrency: where throughput stopped growing
     const double x = plot.x(num(range, report::range_knee));
     svg += fmt::format(R"(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}" stroke="#2ca02c" stroke-dasharray="6 3"/>)", x,
@@ -165,6 +179,44 @@ std::string range_svg(const json& range) {
                        bottom + 30, fail);
   }
   svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">{}</text>)", (kLeft + kRight) / 2, bottom + 50, escape(axis));
+  return svg + "\n</svg>\n";
+}
+
+}  // namespace kd
+
+namespace kd {
+
+std::string sustained_svg(const json& s) {
+  const json& curve = read(s, report::sustained_curve);
+  if (!curve.is_array() || curve.empty()) return "";
+  Series rate{"throughput, TFLOP/s", "#1f77b4", {}}, clock{"SM clock, MHz (NVML)", "#ff7f0e", {}},
+      temperature{"temperature, C (NVML)", "#d62728", {}}, power{"power, W (NVML)", "#8c564b", {}};
+  const auto add = [](Series* series, const json& look, const char* key) {
+    if (look.is_object() && look.contains(key) && look[key].is_number() && look["t_s"].is_number())
+      series->xy.emplace_back(look["t_s"].get<double>(), look[key].get<double>());
+  };
+  for (const json& p : curve) add(&rate, p, "rate");
+  const json& looks = read(s, report::sustained_nvml);
+  for (const json& l : looks.is_array() ? looks : json::array()) {
+    add(&clock, l, "sm_clock_mhz");
+    add(&temperature, l, "temperature_c");
+    add(&power, l, "power_w");
+  }
+  const double seconds = num(s, report::sustained_seconds);
+  const Plot plot(0, std::isnan(seconds) ? rate.xy.back().first : seconds, false);
+  const auto reasons = read(s, report::sustained_reasons).value_or(std::vector<std::string>{});
+  constexpr double kTops[3] = {76, 316, 556};
+  std::string svg = svg_head(840);
+  svg += fmt::format(R"(<text x="{}" y="22" font-size="15" font-weight="bold">Sustained load: {:.3g} s, steady {:.3g} of the first seconds (floor {:.3g})</text>)",
+                     kLeft, seconds, num(s, report::sustained_fraction), num(s, report::sustained_floor));
+  svg += fmt::format(R"(<text x="{}" y="42" font-size="10">{}</text>)", kLeft, escape(read(s, report::sustained_workload).value_or("?")));
+  svg += fmt::format(R"(<text x="{}" y="58" font-size="10">clock-event reasons in the second half: {}</text>)", kLeft,
+                     escape(reasons.empty() ? std::string("none given") : fmt::format("{}", fmt::join(reasons, ", "))));
+  svg += "\n" + plot.panel(kTops[0], "throughput (TFLOP/s)", {rate}, ymax({&rate})) + "\n";
+  svg += plot.panel(kTops[1], "SM clock (MHz)", {clock}, ymax({&clock})) + "\n";
+  svg += plot.panel(kTops[2], "temperature (C), power (W)", {temperature, power}, ymax({&temperature, &power})) + "\n";
+  svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">seconds since the load began</text>)", (kLeft + kRight) / 2,
+                     kTops[2] + kPanelHeight + 34);
   return svg + "\n</svg>\n";
 }
 

@@ -11,4 +11,8 @@ namespace kd {
 // range: the report's /memory/range. "" when it holds no point that ran.
 std::string range_svg(const nlohmann::json& range);
 
+// L6's sustained load (sustained_load.svg in the bundle): throughput, NVML's SM clock, and temperature and power over
+// the load's seconds, one panel each on a linear time axis. s: the report's /timing/sustained; "" without a curve.
+std::string sustained_svg(const nlohmann::json& s);
+
 }  // namespace kd

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "contract/report_parts.h"
+#include "load_text.h"
 #include "machine_text.h"
 #include "report_text.h"
 #include "verdict/memory_checks.h"
@@ -95,8 +96,8 @@ std::string number(const json& v, const char* format = "{:.3g}") {
   return v.is_number() ? fmt::format(fmt::runtime(format), v.get<double>()) : "-";
 }
 
-// L6: the compute segment (cold apart from warm) and one line per device ceiling.
-std::string timing_lines(const json& r) {
+// L6's timed segments and its device ceilings.
+std::string ceiling_lines(const json& r) {
   std::string out;
   const json& seg = read(r, report::timing_segments);
   if (seg.is_object())
@@ -115,6 +116,13 @@ std::string timing_lines(const json& r) {
                        number(json_at(c, report::ceiling_reference), "{:.4g}"),
                        number(json_at(c, report::ceiling_fraction), "{:.2f}"), number(json_at(c, report::ceiling_floor), "{:.2f}"),
                        read(c, report::ceiling_unit).value_or("?"));
+  return out;
+}
+
+// L6: the compute segment (cold apart from warm), one line per device ceiling, then the checks under load.
+std::string timing_lines(const json& r) {
+  std::string out = ceiling_lines(r);
+  for (const std::string& line : load_lines(r)) out += "  " + line + "\n";
   return out;
 }
 

@@ -130,7 +130,7 @@ void run_child(const Options& o, Role role, const std::string& exe, const std::s
   spec.keep_fds = {fds[1]};  // the event pipe survives exec
   if (o.report_to_stdout()) spec.out = Redirect::to_fd(STDERR_FILENO);  // stdout is the JSON report's alone
 
-  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_s));
+  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.run_limit_s()));
   const pid_t pid = spawn(spec).pid;
   ::close(fds[1]);
   if (pid < 0) {

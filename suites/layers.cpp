@@ -59,6 +59,10 @@ const LayerList& layers() {
           {"MatmulBf16", "L6.matmul_bf16", {"L3.synchronize"}, IN_FULL(l6_matmul_bf16)},
           {"MatmulFp32", "L6.matmul_fp32", {"L3.synchronize"}, IN_FULL(l6_matmul_fp32)},
           {"MatmulTf32", "L6.matmul_tf32", {"L3.synchronize"}, IN_FULL(l6_matmul_tf32)},
+          {"HostLink", "L6.host_link", {"L3.synchronize"}, IN_FULL(l6_host_link)},
+          {"SustainedThroughput", "L6.sustained_throughput", {"L3.synchronize"}, IN_FULL(l6_sustained_throughput)},
+          {"SustainedResults", "L6.sustained_results", {"L3.synchronize"}, IN_FULL(l6_sustained_results)},
+          {"MemoryIntegrity", "L6.memory_integrity", {"L3.synchronize"}, IN_FULL(l6_memory_integrity)},
       }},
       {7, "L7", "L7_Peer", "peer", false, {
           {"Copy", "L7.copy", {"L2.gpu_available"}, IN_FULL(l7_copy)},

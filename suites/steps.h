@@ -44,6 +44,11 @@ Outcome l6_copy_bandwidth(WorkerContext& ctx);
 Outcome l6_matmul_bf16(WorkerContext& ctx);
 Outcome l6_matmul_fp32(WorkerContext& ctx);
 Outcome l6_matmul_tf32(WorkerContext& ctx);
+// L6 under load (suites/l6_load.cpp): the host link; --sustained's throughput and its results; --memory-integrity.
+Outcome l6_host_link(WorkerContext& ctx);
+Outcome l6_sustained_throughput(WorkerContext& ctx);
+Outcome l6_sustained_results(WorkerContext& ctx);
+Outcome l6_memory_integrity(WorkerContext& ctx);
 // L7 peer (suites/l7_peer.cpp)
 Outcome l7_copy(WorkerContext& ctx);
 Outcome l7_bandwidth(WorkerContext& ctx);

@@ -29,6 +29,8 @@ const std::map<std::string, std::vector<std::string>> kCompanions = {
     {"--world-size", {"--rendezvous", "h:1", "--rank", "1", "--layers", "L8"}},
     {"--rank", {"--rendezvous", "h:1", "--world-size", "4", "--layers", "L8"}},
     {"--min-bus-bandwidth", {"--layers", "L8"}},
+    {"--sustained", {"--layers", "L6"}},
+    {"--memory-integrity", {"--layers", "L6"}},
 };
 
 // The rows a user can type (--help and --version make no report).

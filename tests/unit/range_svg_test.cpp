@@ -100,5 +100,29 @@ TEST(RangeSvg, AMalformedRangeReadsAsAbsentNeverThrows) {  // a broken worker's 
   EXPECT_NO_THROW(range_svg({{"points", {{{"ran", "yes"}, {"value", 4}}}}}));
 }
 
+// sustained_load.svg: the same plot on a linear time axis, three panels, NVML's looks where there are some.
+TEST(SustainedSvg, IsWellFormedWithTheCurveAndNvmlsLooks) {
+  const json s = {{"seconds", 4}, {"fraction", 0.5}, {"floor", 0.85}, {"workload", "products <&>"},
+                  {"reasons", {"sw_power_cap"}},
+                  {"curve", {{{"t_s", 1}, {"rate", 800}}, {{"t_s", 2}, {"rate", 790}}, {{"t_s", 4}, {"rate", 400}}}},
+                  {"nvml", {{{"t_s", 0.5}, {"sm_clock_mhz", 1980}, {"temperature_c", 60}, {"power_w", 650.5}, {"reasons", json::array()}},
+                            {{"t_s", 3.5}, {"sm_clock_mhz", 1005}, {"temperature_c", 89}, {"power_w", nullptr}}}}};
+  const std::string svg = sustained_svg(s);
+  expect_well_formed(svg);
+  for (const char* n : {"Sustained load: 4 s, steady 0.5 of the first seconds (floor 0.85)", "products &lt;&amp;&gt;",
+                        "throughput, TFLOP/s 4: 400", "SM clock, MHz (NVML) 4: 1005", "temperature, C (NVML) 4: 89",
+                        "power, W (NVML) 0: 650.5", "reasons in the second half: sw_power_cap"})
+    EXPECT_NE(svg.find(n), std::string::npos) << n;
+  EXPECT_EQ(svg.find("2^"), std::string::npos);  // a linear axis
+}
+
+TEST(SustainedSvg, NothingWithoutACurveAndNeverThrowsOnOddFacts) {
+  EXPECT_EQ(sustained_svg(json()), "");
+  EXPECT_EQ(sustained_svg({{"curve", json::array()}}), "");
+  std::string svg;
+  EXPECT_NO_THROW(svg = sustained_svg({{"curve", {1, {{"t_s", "x"}}, {{"t_s", 1}, {"rate", 2}}}}, {"nvml", 3}, {"seconds", "s"}}));
+  expect_well_formed(svg);
+}
+
 }  // namespace
 }  // namespace kd

@@ -1,0 +1,393 @@
+// L6 under load (docs/layers.md "L6 under load"): the host link's copies against the link NVML reports; the sustained
+// load (--sustained S, off by default) with NVML's clocks, temperature, power and clock-event reasons about every
+// 100 ms, and its results compared bitwise (silent data corruption); the memory integrity pass (--memory-integrity,
+// off by default). Facts go under /timing.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "contract/events.h"
+#include "contract/report_parts.h"
+#include "fixtures/gpu_watch.h"
+#include "fixtures/layer_test.h"
+#include "fixtures/nvml_library.h"
+#include "fixtures/target_gpu.h"
+#include "suites/steps.h"
+#include "verdict/load_checks.h"
+#include "verdict/performance.h"
+
+namespace kd {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kPointSeconds = 0.25;             // the sustained curve's points: one synchronization each
+constexpr int64_t kGpuMatrix = 16384, kCpuMatrix = 256;
+constexpr int64_t kSilentCorruptionIteration = 5;  // TEST ONLY: the product whose result has a bit flipped
+constexpr double kThrottleSlowdown = 4;            // TEST ONLY: the rates after the first seconds, divided
+constexpr double kIntegrityShare = 0.92;           // of the free memory: the pass's chunks (>= 90 % covered)
+constexpr int64_t kGpuChunk = int64_t(512) << 20, kCpuChunk = int64_t(8) << 20, kCpuIntegrityBytes = int64_t(64) << 20;
+constexpr int64_t kIntegrityScratch = int64_t(400) << 20;  // the probe's scratch (two 128 MiB slices, flags), rounded up
+constexpr int64_t kIntegritySeed = 40;
+constexpr double kNvlinkC2cGbS = 450;  // GH200's NVLink-C2C: 900 GB/s both ways (NVIDIA's datasheet), 450 each way
+
+double gb_s(int64_t bytes, const double* seconds, int n) {
+  const double m = perf::median(std::vector<double>(seconds, seconds + n));
+  return m > 0 ? perf::round3(static_cast<double>(bytes) / m / 1e9) : 0;
+}
+
+std::optional<int64_t> nvml_int(const std::optional<json>& facts, const report::Field<std::optional<int64_t>>& f) {
+  if (!facts) return std::nullopt;
+  return report::read(*facts, f);
+}
+
+bool v_below(double measured, double expected, double floor) { return measured / expected < floor; }
+
+// --- L6.host_link ---------------------------------------------------------------------------------------------------
+
+struct Link {
+  std::optional<std::string> kind;
+  std::optional<int64_t> gen, width, gen_max, width_max;
+  std::optional<double> expected;
+  std::string why_not;  // when expected is unknown
+  std::string text() const {
+    if (kind == std::string("nvlink-c2c")) return fmt::format("NVLink-C2C ({} GB/s each way)", kNvlinkC2cGbS);
+    const auto v = [](const std::optional<int64_t>& x) { return x ? std::to_string(*x) : std::string("?"); };
+    return fmt::format("PCIe Gen {} x{} now (Gen {} x{} at most: {} GB/s each way)", v(gen), v(width), v(gen_max),
+                       v(width_max), expected ? fmt::format("{:.1f}", *expected) : "?");
+  }
+};
+
+Link link_of(const WorkerContext& ctx) {
+  Link l;
+  if (ctx.cpu_mode()) {
+    l.why_not = "the CPU has no host link: the stand-in's copies are within host memory and are not judged";
+    return l;
+  }
+  kd_device_props props{};
+  if (ctx.probe->device_props(ctx.device_index(), &props).kind != KD_OK) {
+    l.why_not = "the device's properties could not be read";
+    return l;
+  }
+  if (std::string(props.name).find("GH200") != std::string::npos) {  // the GPU is attached by NVLink-C2C, not PCIe
+    l.kind = "nvlink-c2c";
+    l.expected = kNvlinkC2cGbS;
+    return l;
+  }
+  const TargetGpu gpu = target_gpu(ctx, props, Facts::Now);  // after the copies: a link trains down when idle
+  l.gen = nvml_int(gpu.facts, report::nvml_gpu_pcie_gen);
+  l.width = nvml_int(gpu.facts, report::nvml_gpu_pcie_width);
+  l.gen_max = nvml_int(gpu.facts, report::nvml_gpu_pcie_gen_max);
+  l.width_max = nvml_int(gpu.facts, report::nvml_gpu_pcie_width_max);
+  if (l.gen_max && l.width_max) l.expected = load::pcie_gb_s(*l.gen_max, *l.width_max);
+  if (l.expected) l.kind = "pcie";
+  else l.why_not = gpu.facts ? "NVML does not report the PCIe link's generation and width" : "no NVML facts: " + gpu.why_not;
+  return l;
+}
+
+}  // namespace
+
+Outcome l6_host_link(WorkerContext& ctx) {
+  const bool gpu = !ctx.cpu_mode();
+  struct Size {
+    int64_t bytes;
+    int repeats;
+  };
+  const std::vector<Size> sizes = gpu ? std::vector<Size>{{int64_t(1) << 20, 10}, {int64_t(16) << 20, 10},
+                                                          {int64_t(256) << 20, 5}, {int64_t(1) << 30, 3}}
+                                      : std::vector<Size>{{int64_t(1) << 20, 5}, {int64_t(16) << 20, 5}};
+  json rows = json::array();
+  double h2d = 0, d2h = 0;
+  std::string workload;
+  for (const Size& size : sizes) {
+    json row = {{"bytes", size.bytes}, {"h2d_pinned", nullptr}, {"h2d_pageable", nullptr}, {"d2h_pinned", nullptr},
+                {"d2h_pageable", nullptr}};
+    for (const int pinned : gpu ? std::vector<int>{1, 0} : std::vector<int>{0}) {
+      auto out = std::make_unique<kd_host_link_out>();
+      const kd_status s = ctx.probe->host_link(gpu, ctx.device_index(), size.bytes, pinned, size.repeats, out.get());
+      if (s.kind != KD_OK) return backend_failure(s);
+      const char* kind = pinned ? "pinned" : "pageable";
+      row[fmt::format("h2d_{}", kind)] = gb_s(size.bytes, out->to_device_s, out->repeats);
+      row[fmt::format("d2h_{}", kind)] = gb_s(size.bytes, out->to_host_s, out->repeats);
+      if (pinned == (gpu ? 1 : 0)) {  // the judged kind, at the last (largest) size
+        h2d = row[fmt::format("h2d_{}", kind)];
+        d2h = row[fmt::format("d2h_{}", kind)];
+        workload = out->desc;
+      }
+    }
+    rows.push_back(row);
+  }
+  const Link link = link_of(ctx);
+  const double floor = ctx.options.min_host_link_fraction;
+  const auto fraction = [&](double v) { return link.expected ? std::optional(perf::round3(v / *link.expected)) : std::nullopt; };
+  const bool below = link.expected && (v_below(h2d, *link.expected, floor) || v_below(d2h, *link.expected, floor));
+  json hl = json::object();
+  report::put(&hl, report::host_link_workload, fmt::format("sizes 1 MiB to {} MiB; the largest: {}",
+                                                            sizes.back().bytes >> 20, workload));
+  report::put(&hl, report::host_link_link_kind, link.kind);
+  report::put(&hl, report::host_link_generation, link.gen);
+  report::put(&hl, report::host_link_width, link.width);
+  report::put(&hl, report::host_link_generation_max, link.gen_max);
+  report::put(&hl, report::host_link_width_max, link.width_max);
+  report::put(&hl, report::host_link_expected_gb_s, link.expected ? std::optional(perf::round3(*link.expected)) : std::nullopt);
+  report::put(&hl, report::host_link_sizes, rows);
+  report::put(&hl, report::host_link_h2d_gb_s, h2d);
+  report::put(&hl, report::host_link_d2h_gb_s, d2h);
+  report::put(&hl, report::host_link_h2d_fraction, fraction(h2d));
+  report::put(&hl, report::host_link_d2h_fraction, fraction(d2h));
+  report::put(&hl, report::host_link_floor, floor);
+  report::put(&hl, report::host_link_below_floor, below);
+  report::put(&hl, report::host_link_note, report::unless_empty(link.why_not));
+  ctx.fact(report::timing_host_link, hl);
+  if (!link.expected) return Outcome::not_applicable("host link measured, not judged: " + link.why_not);
+  if (!below) return Outcome::pass();
+  return Outcome::fail(Code::PerformanceBelowFloor,
+                       fmt::format("host link: pinned copies of {} MiB reach {} GB/s host to device ({} of the link's) and "
+                                   "{} GB/s device to host ({}), below the floor {} (--min-host-link-fraction); NVML: {}",
+                                   sizes.back().bytes >> 20, h2d, *fraction(h2d), d2h, *fraction(d2h), floor, link.text()));
+}
+
+namespace {
+
+// --- the sustained load, shared by its two steps ----------------------------------------------------------------------
+
+struct SustainedRun {
+  kd_status status{};
+  std::unique_ptr<kd_sustained_out> out = std::make_unique<kd_sustained_out>();
+  std::vector<ClockLook> clocks;
+  bool watched = false;
+  double started_epoch_s = 0;
+};
+
+void on_point(void* user, double, int64_t) {
+  if (auto* watch = static_cast<GpuWatch*>(user)) watch->during();  // its answer brings NVML's looks since the last
+}
+
+// The load runs once, for whichever of its steps comes first (a --gtest_filter may choose either).
+const SustainedRun& sustained_run(WorkerContext& ctx) {
+  static std::optional<SustainedRun> run;
+  if (run) return *run;
+  run.emplace();
+  kd_sustained_in in{};
+  in.on_gpu = !ctx.cpu_mode();
+  in.index = ctx.device_index();
+  in.seconds = ctx.options.sustained_s.value_or(0);
+  in.point_seconds = kPointSeconds;
+  in.n = ctx.cpu_mode() ? kCpuMatrix : kGpuMatrix;
+  in.corrupt_iteration = ctx.fault("silent-corruption") ? kSilentCorruptionIteration : -1;
+  std::optional<GpuWatch> watch;
+  if (watches_gpu(ctx)) watch.emplace(ctx, std::vector<int>{ctx.device_index()});
+  run->watched = watch.has_value();
+  if (watch) watch->take_clocks();  // only the load's own looks
+  run->started_epoch_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  run->status = ctx.probe->sustained(&in, run->out.get(), on_point, watch ? &*watch : nullptr);
+  if (watch) {
+    const sharing::Seen during = watch->during();
+    record_sharing(ctx, "L6.sustained_throughput", watch->before(), during, "none");
+    run->clocks = watch->take_clocks();
+  }
+  return *run;
+}
+
+template <class T>
+json or_null(const std::optional<T>& v) {
+  return v ? json(*v) : json();
+}
+
+}  // namespace
+
+Outcome l6_sustained_throughput(WorkerContext& ctx) {
+  if (!ctx.options.sustained_s) return Outcome::not_applicable("off: --sustained S runs the sustained load for S seconds");
+  const SustainedRun& run = sustained_run(ctx);
+  if (run.status.kind != KD_OK) return backend_failure(run.status);
+  const kd_sustained_out& o = *run.out;
+  const double seconds = *ctx.options.sustained_s;
+  const bool throttle = ctx.fault("throttle");
+  const double first_end = std::min(seconds / 5, 10.0);
+  std::vector<double> t, rates;
+  json curve = json::array();
+  for (int i = 0; i < o.points; ++i) {
+    const double span = o.t_s[i] - (i > 0 ? o.t_s[i - 1] : 0);
+    double rate = span > 0 ? static_cast<double>(o.products[i]) * o.flops_per_product / span / 1e12 : 0;
+    if (throttle && o.t_s[i] > first_end) rate /= kThrottleSlowdown;  // TEST ONLY: as a throttled card's would read
+    t.push_back(o.t_s[i]);
+    rates.push_back(rate);
+    curve.push_back({{"t_s", perf::round3(o.t_s[i])}, {"rate", perf::round3(rate)}});
+  }
+  const load::Steady steady = load::steady_fraction(t, rates, seconds);
+  std::optional<int64_t> hottest, lowest_clock;
+  std::optional<double> power;
+  std::vector<std::vector<std::string>> held;
+  json looks = json::array();
+  for (const ClockLook& c : run.clocks) {
+    const double at = c.t_s - run.started_epoch_s;
+    if (c.temperature_c) hottest = std::max(hottest.value_or(*c.temperature_c), *c.temperature_c);
+    if (c.power_w) power = std::max(power.value_or(*c.power_w), *c.power_w);
+    const std::vector<std::string> reasons = c.reasons ? nvml::clock_event_reasons(*c.reasons) : std::vector<std::string>{};
+    if (at > seconds / 2) {
+      if (c.sm_clock_mhz) lowest_clock = std::min(lowest_clock.value_or(*c.sm_clock_mhz), *c.sm_clock_mhz);
+      held.push_back(reasons);
+    }
+    looks.push_back({{"t_s", perf::round3(at)}, {"sm_clock_mhz", or_null(c.sm_clock_mhz)}, {"temperature_c", or_null(c.temperature_c)},
+                     {"power_w", or_null(c.power_w)}, {"reasons", reasons}});
+  }
+  const std::vector<std::string> reasons = load::held_reasons(held);
+  const double floor = ctx.options.min_sustained_fraction;
+  const bool below = steady.fraction < floor;
+  json su = json::object();
+  report::put(&su, report::sustained_workload, std::string(o.desc));
+  report::put(&su, report::sustained_seconds, seconds);
+  report::put(&su, report::sustained_products, o.total_products);
+  report::put(&su, report::sustained_unit, "TFLOP/s");
+  report::put(&su, report::sustained_first_rate, perf::round3(steady.first));
+  report::put(&su, report::sustained_steady_rate, perf::round3(steady.steady));
+  report::put(&su, report::sustained_fraction, perf::round3(steady.fraction));
+  report::put(&su, report::sustained_floor, floor);
+  report::put(&su, report::sustained_below_floor, below);
+  report::put(&su, report::sustained_hottest_c, hottest);
+  report::put(&su, report::sustained_lowest_sm_clock_mhz, lowest_clock);
+  report::put(&su, report::sustained_highest_power_w, power);
+  report::put(&su, report::sustained_reasons, reasons);
+  report::put(&su, report::sustained_nvml_samples, static_cast<int64_t>(run.clocks.size()));
+  report::put(&su, report::sustained_curve, curve);
+  report::put(&su, report::sustained_nvml, looks);
+  report::put(&su, report::sustained_fault, throttle ? std::optional<std::string>("throttle") : std::nullopt);
+  ctx.fact(report::timing_sustained, su);
+  if (!below) return Outcome::pass();
+  return Outcome::fail(Code::PerformanceBelowFloor,
+                       load::sustained_below_floor(steady, floor, "TFLOP/s", reasons, !run.clocks.empty()));
+}
+
+Outcome l6_sustained_results(WorkerContext& ctx) {
+  if (!ctx.options.sustained_s) return Outcome::not_applicable("off: --sustained S compares the sustained load's results");
+  const SustainedRun& run = sustained_run(ctx);
+  if (run.status.kind != KD_OK) return backend_failure(run.status);
+  const kd_sustained_out& o = *run.out;
+  const bool bad = o.bad_products > 0;
+  json r = json::object();
+  report::put(&r, report::sustained_results_compared, o.total_products);
+  report::put(&r, report::sustained_results_differing_products, o.bad_products);
+  report::put(&r, report::sustained_results_first_iteration, bad ? std::optional(o.first_bad_product) : std::nullopt);
+  report::put(&r, report::sustained_results_first_elements, bad ? std::optional(o.first_bad_elements) : std::nullopt);
+  report::put(&r, report::sustained_results_first_max_diff, bad ? std::optional(o.first_bad_max_diff) : std::nullopt);
+  report::put(&r, report::sustained_results_reference_rows, o.reference_rows);
+  report::put(&r, report::sustained_results_reference_tolerance, o.reference_tolerance);
+  report::put(&r, report::sustained_results_reference_start_bad, o.reference_bad[0]);
+  report::put(&r, report::sustained_results_reference_end_bad, o.reference_bad[1]);
+  report::put(&r, report::sustained_results_reference_max_diff, std::max(o.reference_max_diff[0], o.reference_max_diff[1]));
+  ctx.fact(report::timing_sustained_results, r);
+  if (bad)
+    return Outcome::fail(Code::CheckFailed,
+                         fmt::format("silent data corruption: product {} of {} differed from the first product's result in "
+                                     "{} element(s), the largest difference {}; {} product(s) differed in all",
+                                     o.first_bad_product, o.total_products, o.first_bad_elements, o.first_bad_max_diff,
+                                     o.bad_products));
+  for (int at = 0; at < o.reference_checks; ++at)
+    if (o.reference_bad[at] > 0)
+      return Outcome::fail(Code::CheckFailed,
+                           fmt::format("the product's rows 0-{} differ from a float64 CPU reference at the {}: {} element(s) "
+                                       "beyond the relative tolerance {}, the largest difference {}",
+                                       o.reference_rows - 1, at == 0 ? "start" : "end", o.reference_bad[at],
+                                       o.reference_tolerance, o.reference_max_diff[at]));
+  if (o.reference_checks < 2) return Outcome::fail(Code::RuntimeError, "the sustained load ended without its CPU comparisons");
+  return Outcome::pass();
+}
+
+// --- L6.memory_integrity --------------------------------------------------------------------------------------------
+
+namespace {
+
+json ecc_counts(const WorkerContext& ctx) {
+  if (ctx.cpu_mode()) return json();
+  kd_device_props props{};
+  if (ctx.probe->device_props(ctx.device_index(), &props).kind != KD_OK) return json();
+  const TargetGpu gpu = target_gpu(ctx, props, Facts::Now);
+  const auto c = nvml_int(gpu.facts, report::nvml_gpu_ecc_volatile_corrected);
+  const auto u = nvml_int(gpu.facts, report::nvml_gpu_ecc_volatile_uncorrected);
+  if (!c && !u) return json();
+  return {{"corrected", or_null(c)}, {"uncorrected", or_null(u)}};
+}
+
+}  // namespace
+
+Outcome l6_memory_integrity(WorkerContext& ctx) {
+  if (!ctx.options.memory_integrity) return Outcome::not_applicable("off: --memory-integrity runs the memory integrity pass");
+  const bool gpu = !ctx.cpu_mode();
+  kd_integrity_in in{};
+  in.on_gpu = gpu;
+  in.index = ctx.device_index();
+  in.seed = kIntegritySeed;
+  in.chunk_bytes = gpu ? kGpuChunk : kCpuChunk;
+  std::optional<int64_t> free_bytes;
+  if (gpu) {
+    kd_memory_counters c{};
+    const kd_status s = ctx.probe->memory_counters(ctx.device_index(), &c);
+    if (s.kind != KD_OK) return backend_failure(s);
+    // What this run may take: the driver's free memory and what the caching allocator holds unused.
+    free_bytes = static_cast<int64_t>(c.device_free + (c.reserved > c.allocated ? c.reserved - c.allocated : 0));
+    in.bytes = static_cast<int64_t>(static_cast<double>(*free_bytes) * kIntegrityShare) - kIntegrityScratch;
+  } else {
+    in.bytes = kCpuIntegrityBytes;
+  }
+  if (in.bytes < in.chunk_bytes) return Outcome::not_applicable("too little free memory for the pass");
+  in.corrupt_chunk = ctx.fault("memory-corrupt") ? static_cast<int>(in.bytes / in.chunk_bytes / 2) : -1;
+  const json ecc_before = ecc_counts(ctx);
+  auto out = std::make_unique<kd_integrity_out>();
+  const kd_status s = ctx.probe->memory_integrity(&in, out.get());
+  if (s.kind != KD_OK) return backend_failure(s);
+  const json ecc_after = ecc_counts(ctx);
+  static constexpr const char* kNames[KD_INTEGRITY_PATTERNS] = {"address-in-address", "walking ones", "seeded pseudo-random"};
+  json patterns = json::array();
+  double pass = 0;
+  for (int p = 0; p < KD_INTEGRITY_PATTERNS; ++p) {
+    patterns.push_back({{"name", kNames[p]}, {"seconds", perf::round3(out->pattern_seconds[p])}});
+    pass = std::max(pass, out->pattern_seconds[p]);
+  }
+  const std::optional<double> coverage =
+      free_bytes && *free_bytes > 0 ? std::optional(perf::round3(static_cast<double>(out->bytes_tested) / static_cast<double>(*free_bytes)))
+                                    : std::nullopt;
+  json first_bad;
+  if (out->first_bad_pattern >= 0)
+    first_bad = {{"pattern", kNames[out->first_bad_pattern]}, {"chunk", out->first_bad_chunk},
+                 {"offset_bytes", out->first_bad_chunk_offset}, {"mismatches", out->first_bad_chunk_mismatches},
+                 {"word_offset_bytes", out->first_bad_word_offset}, {"address", fmt::format("{:#x}", out->first_bad_address)}};
+  json mi = json::object();
+  report::put(&mi, report::integrity_workload, std::string(out->desc));
+  report::put(&mi, report::integrity_free_bytes, free_bytes);
+  report::put(&mi, report::integrity_bytes_tested, out->bytes_tested);
+  report::put(&mi, report::integrity_coverage, coverage);
+  report::put(&mi, report::integrity_chunks, out->chunks);
+  report::put(&mi, report::integrity_chunk_bytes, in.chunk_bytes);
+  report::put(&mi, report::integrity_patterns, patterns);
+  report::put(&mi, report::integrity_pass_seconds, perf::round3(pass));
+  report::put(&mi, report::integrity_mismatches, out->mismatches);
+  report::put(&mi, report::integrity_bad_chunks, out->bad_chunks);
+  report::put(&mi, report::integrity_first_bad, first_bad);
+  report::put(&mi, report::integrity_ecc_before, ecc_before);
+  report::put(&mi, report::integrity_ecc_after, ecc_after);
+  ctx.fact(report::timing_memory_integrity, mi);
+  if (out->first_bad_pattern >= 0)
+    return Outcome::fail(Code::CheckFailed,
+                         fmt::format("memory integrity: {} word(s) read back wrong in chunk {} at offset {} (bytes into the "
+                                     "tested region), pattern {}, the first {} bytes into the chunk (device address {:#x}); "
+                                     "{} wrong word(s) in {} chunk(s) in all",
+                                     out->first_bad_chunk_mismatches, out->first_bad_chunk, out->first_bad_chunk_offset,
+                                     kNames[out->first_bad_pattern], out->first_bad_word_offset, out->first_bad_address,
+                                     out->mismatches, out->bad_chunks));
+  const auto uncorrected = [](const json& e) { return e.is_object() && e["uncorrected"].is_number() ? e["uncorrected"].get<int64_t>() : 0; };
+  if (uncorrected(ecc_after) > uncorrected(ecc_before))
+    return Outcome::fail(Code::CheckFailed, fmt::format("memory integrity: NVML's uncorrected ECC count rose from {} to {} "
+                                                        "during the pass", uncorrected(ecc_before), uncorrected(ecc_after)));
+  if (coverage && *coverage < 0.9)
+    return Outcome::not_applicable(fmt::format("the pass covered {} of the free memory, under 90 %: other processes took "
+                                               "memory while it allocated", *coverage));
+  return Outcome::pass();
+}
+
+}  // namespace kd

@@ -1,0 +1,134 @@
+"""L6 under load with the real binary on the CPU's stand-ins (docs/layers.md "L6 under load"): the host link's copies
+(measured, not judged: the CPU has no link), the sustained load with its bitwise comparisons and its curve, and the
+memory integrity pass; the test-only faults silent-corruption, memory-corrupt and throttle (the stand-in NVML's
+throttling GPU 0) give their codes at their stages; the long checks stay off unless asked; bad bounds are exit 2."""
+import json
+import os
+import unittest
+import xml.etree.ElementTree as ET
+
+from kd import DiagnosticTest, needs_probe
+
+FAKE_NVML = json.load(open(os.environ["KD_BUILD_INFO"]))
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def throttling_nvml():
+    return dict(os.environ, KD_FAKE_NVML_THROTTLE="1",
+                LD_LIBRARY_PATH=FAKE_NVML["fake_nvml_full"] + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
+
+
+def tests_of(report, layer="L6"):
+    return {t["name"]: t for t in next(l for l in report["layers"] if l["id"] == layer)["tests"]}
+
+
+@needs_probe
+class LoadOnTheCpu(DiagnosticTest):
+    def test_a_clean_run_passes_with_its_curve_and_every_product_equal(self):
+        # The CPU is shared with whatever else this machine runs: the floor is low so that only a collapse fails.
+        bundle = os.path.join(self.dir, "bundle")
+        r = self.run_kd("--device", "cpu", "--layers", "L6", "--sustained", "2", "--min-sustained-fraction", "0.1",
+                        "--memory-integrity", "--bundle", bundle)
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        tests = tests_of(r.report)
+        for name in ("SustainedThroughput", "SustainedResults", "MemoryIntegrity"):
+            self.assertEqual(tests[name]["status"], "passed", name)
+        self.assertEqual(tests["HostLink"]["status"], "skipped")
+        self.assertIn("the CPU has no host link", tests["HostLink"]["message"])
+        t = r.report["timing"]
+        su, res, mi, hl = t["sustained"], t["sustained_results"], t["memory_integrity"], t["host_link"]
+        self.assertEqual(su["seconds"], 2)
+        self.assertGreater(su["products"], 10)
+        self.assertGreaterEqual(len(su["curve"]), 4)
+        self.assertGreaterEqual(su["curve"][-1]["t_s"], 2)
+        self.assertEqual((su["nvml_samples"], su["hottest_c"], su["reasons"]), (0, None, []))  # no GPU watched
+        self.assertEqual(res["compared"], su["products"])
+        self.assertEqual((res["differing_products"], res["first_iteration"]), (0, None))
+        self.assertEqual((res["reference_start_bad"], res["reference_end_bad"], res["reference_rows"]), (0, 0, 4))
+        self.assertEqual((mi["bytes_tested"], mi["chunks"], mi["mismatches"], mi["first_bad"]), (64 << 20, 8, 0, None))
+        self.assertEqual([p["name"] for p in mi["patterns"]], ["address-in-address", "walking ones", "seeded pseudo-random"])
+        self.assertEqual([s["bytes"] for s in hl["sizes"]], [1 << 20, 16 << 20])
+        self.assertGreater(hl["h2d_gb_s"], 0)
+        self.assertIsNone(hl["expected_gb_s"])
+        self.assertIn("sustained load: 2 s", r.stdout)
+        self.assertIn("memory integrity: 0.07 GB (the CPU's stand-in)", r.stdout)
+        # The curve in the bundle: valid SVG with the throughput's polyline over the load's seconds.
+        root = ET.parse(os.path.join(bundle, "sustained_load.svg")).getroot()
+        self.assertEqual(root.tag, SVG + "svg")
+        lines = root.findall(f".//{SVG}polyline")
+        self.assertGreaterEqual(len(lines), 1)
+        self.assertGreaterEqual(len(lines[0].get("points").split()), 4)
+        self.assertIn("Sustained load: 2 s", "".join(root.itertext()))
+
+    def test_silent_corruption_is_8_at_its_own_stage_with_the_iteration(self):
+        # The throughput's floor is off (0): this case is about the results, on a CPU other work may slow down.
+        r = self.run_kd("--device", "cpu", "--layers", "L6", "--sustained", "2", "--min-sustained-fraction", "0",
+                        "--inject-fault", "silent-corruption")
+        self.assertVerdict(r, "CHECK_FAILED", 8, "L6.sustained_results")
+        res = r.report["timing"]["sustained_results"]
+        self.assertEqual((res["differing_products"], res["first_iteration"], res["first_elements"]), (1, 5, 1))
+        self.assertGreater(res["first_max_diff"], 0)
+        self.assertIn("silent data corruption: product 5 of", r.report["error"]["message"])
+        self.assertIn("in 1 element(s)", r.report["error"]["message"])
+        self.assertEqual(tests_of(r.report)["SustainedThroughput"]["status"], "passed")
+        self.assertIn("[injected fault silent-corruption: test only, not a diagnosis]", r.stdout)
+
+    def test_a_corrupted_chunk_is_8_with_its_offset(self):
+        r = self.run_kd("--device", "cpu", "--layers", "L6", "--memory-integrity", "--inject-fault", "memory-corrupt")
+        self.assertVerdict(r, "CHECK_FAILED", 8, "L6.memory_integrity")
+        bad = r.report["timing"]["memory_integrity"]["first_bad"]
+        # 8 chunks of 8 MiB: the fault flips one bit of a word a third into chunk 4.
+        self.assertEqual((bad["chunk"], bad["offset_bytes"], bad["mismatches"], bad["pattern"]),
+                         (4, 4 * (8 << 20), 1, "address-in-address"))
+        self.assertEqual(bad["word_offset_bytes"], (8 << 20) // 8 // 3 * 8)
+        self.assertIn(f"in chunk 4 at offset {4 * (8 << 20)}", r.report["error"]["message"])
+        self.assertEqual(r.report["timing"]["memory_integrity"]["mismatches"], 1)
+
+    def test_throttle_is_16_naming_nvmls_reasons(self):
+        bundle = os.path.join(self.dir, "bundle")
+        r = self.run_kd("--device", "cpu", "--layers", "L6", "--sustained", "3", "--inject-fault", "throttle",
+                        "--bundle", bundle, env=throttling_nvml())
+        self.assertVerdict(r, "PERFORMANCE_BELOW_FLOOR", 16, "L6.sustained_throughput")
+        su = r.report["timing"]["sustained"]
+        self.assertTrue(su["below_floor"])
+        self.assertLess(su["fraction"], 0.85)
+        self.assertEqual(su["reasons"], ["sw_power_cap", "sw_thermal_slowdown"])
+        self.assertEqual((su["hottest_c"], su["lowest_sm_clock_mhz"], su["highest_power_w"]), (89, 1005, 698))
+        self.assertGreaterEqual(su["nvml_samples"], 10)  # about every 100 ms for 3 s
+        self.assertEqual(su["fault"], "throttle")
+        self.assertIn("NVML's clock-event reasons: sw_power_cap, sw_thermal_slowdown", r.report["error"]["message"])
+        self.assertIn("below the floor 0.85", r.report["error"]["message"])
+        root = ET.parse(os.path.join(bundle, "sustained_load.svg")).getroot()
+        self.assertEqual(len(root.findall(f".//{SVG}polyline")), 4)  # throughput, clock, temperature, power
+
+    def test_the_long_checks_are_off_unless_asked(self):
+        r = self.run_kd("--device", "cpu", "--layers", "L6")
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        tests = tests_of(r.report)
+        for name in ("SustainedThroughput", "SustainedResults", "MemoryIntegrity"):
+            self.assertEqual(tests[name]["status"], "skipped", name)
+            self.assertIn("off: --", tests[name]["message"])
+        self.assertNotIn("sustained", r.report["timing"])
+        self.assertNotIn("memory_integrity", r.report["timing"])
+        self.assertIsNone(r.report["requested"]["sustained_s"])
+        self.assertFalse(r.report["requested"]["memory_integrity"])
+
+    def test_bounds_and_rules_are_usage_errors(self):
+        for args, message in [
+            (["--layers", "L6", "--sustained", "1"], "--sustained must be a number of seconds from 2 to 3600, not '1'"),
+            (["--layers", "L6", "--sustained", "3601"], "--sustained must be a number of seconds from 2 to 3600"),
+            (["--layers", "L6", "--min-sustained-fraction", "1.2"], "--min-sustained-fraction must be a fraction from 0 to 1"),
+            (["--layers", "L6", "--min-host-link-fraction", "-1"], "--min-host-link-fraction must be a fraction from 0 to 1"),
+            (["--layers", "L3", "--sustained", "5"], "--sustained runs in layer L6: add --layers L6"),
+            (["--memory-integrity"], "--memory-integrity runs in layer L6"),
+            (["--layers", "L6", "--inject-fault", "silent-corruption"], "--inject-fault silent-corruption acts in L6's sustained load"),
+            (["--layers", "L6", "--inject-fault", "memory-corrupt"], "--inject-fault memory-corrupt acts in L6's memory integrity"),
+        ]:
+            r = self.run_kd("--device", "cpu", *args, report=False)
+            self.assertEqual(r.rc, 2, args)
+            self.assertIn(message, r.stdout + r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
