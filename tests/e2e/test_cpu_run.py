@@ -21,6 +21,7 @@ class CpuRun(DiagnosticTest):
             "wait_for_gpu_release": False, "kernel_log_file": False, "metrics_file": False, "floors": False,
             "python": False, "model": False, "bundle": False, "extensions": 0,
             "min_bandwidth_fraction": 0.6, "min_matmul_fraction": 0.5, "judge_shared_gpu": False, "memory_fraction": None,
+            "min_host_link_fraction": 0.5, "sustained_s": None, "min_sustained_fraction": 0.85, "memory_integrity": False,
             "range_axis": "batch", "range_budget_s": 20.0, "range_memory_fraction": 0.9,
             "device_list": None, "rendezvous": False, "world_size": None, "rank": None, "min_bus_bandwidth": 0.0,
             "full": False, "input": False, "verbose": False, "quiet": False, "color": "auto", "gtest_flags": []})

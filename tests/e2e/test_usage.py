@@ -43,6 +43,10 @@ L6_Timing.
   MatmulBf16
   MatmulFp32
   MatmulTf32
+  HostLink
+  SustainedThroughput
+  SustainedResults
+  MemoryIntegrity
 L7_Peer.
   Copy
   Bandwidth
