@@ -56,10 +56,12 @@ Contention judge(const Seen& s) {
     c.what = who + utilization(s);
     return c;
   }
-  const bool listed_busy = s.other_processes.value_or(0) > 0 && (!s.other_sm_percent || *s.other_sm_percent >= kIdlePercent);
-  c.contended = listed_busy || above_allowance(s.unlisted_memory_bytes);
-  const std::string sm = s.other_sm_percent ? fmt::format(", up to {} % of the SMs", *s.other_sm_percent)
-                                            : std::string(", their share of the SMs not reported");
+  const bool listed = s.other_processes.value_or(0) > 0;
+  const bool seen_idle = s.other_sm_percent && *s.other_sm_percent < kIdlePercent;
+  c.contended = (listed && (!seen_idle || s.others_computed_earlier)) || above_allowance(s.unlisted_memory_bytes);
+  std::string sm = s.other_sm_percent ? fmt::format(", up to {} % of the SMs", *s.other_sm_percent)
+                                      : std::string(", their share of the SMs not reported");
+  if (seen_idle && s.others_computed_earlier) sm += " (NVML's samples are coarse: seen computing earlier in this run)";
   c.what = who + (s.other_processes.value_or(0) > 0 ? sm : "") + utilization(s);
   return c;
 }

@@ -30,6 +30,11 @@ struct Seen {
   std::optional<int64_t> utilization_percent;    // the GPU's utilization, the largest NVML reported
   std::optional<int64_t> other_sm_percent;       // NVML: the largest SM share of another process (0: none computed)
   int64_t samples = 0;                           // NVML's looks at the GPU in the window
+  // NVML: another process was seen computing (kIdlePercent or more) in an earlier window of this run. NVML samples
+  // each process's share every 1/6 s to 1 s: a short measurement can see none of a neighbour that still computes
+  // (an H100 with four runs at once: "up to 0 %" of two processes that had 48 % a second before, the matmul at
+  // half its figure).
+  bool others_computed_earlier = false;
   std::string fallback_reason;                   // driver_memory: why NVML could not tell
 };
 
@@ -46,7 +51,8 @@ struct Contention {
 };
 
 // Whether other processes used the GPU during a measurement: NVML lists another compute process whose SM share
-// reached kIdlePercent (or whose share NVML does not report), or memory beyond kOutsideAllowance is held by processes
+// reached kIdlePercent (or whose share NVML does not report, or while a process this run saw computing earlier is
+// listed: others_computed_earlier), or memory beyond kOutsideAllowance is held by processes
 // NVML does not list; with the fallback, memory beyond kOutsideAllowance held outside this run's allocator. A process
 // that only held memory did not compete for the SMs or the memory's bandwidth.
 Contention judge(const Seen& during);

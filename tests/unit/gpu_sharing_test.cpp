@@ -58,6 +58,23 @@ TEST(GpuSharing, AProcessThatOnlyHeldMemoryDidNotCompete) {
   EXPECT_EQ(others(nvml(1, 0)), 1);
 }
 
+TEST(GpuSharing, AProcessSeenComputingEarlierIsPresumedToComputeStill) {
+  // Four --full runs at once on an H100: a TF32 matmul at 0.42 of its figure while NVML's coarse samples showed the
+  // two other runs at 0 %, which had 48 % of the SMs in the measurement before.
+  Seen s = nvml(2, 0, 6 * GiB);
+  EXPECT_FALSE(judge(s).contended);
+  s.others_computed_earlier = true;
+  const Contention c = judge(s);
+  EXPECT_TRUE(c.contended);
+  EXPECT_EQ(c.what,
+            "2 other processes (6.00 GiB), up to 0 % of the SMs (NVML's samples are coarse: seen computing earlier in this "
+            "run); GPU utilization up to 100 %");
+  EXPECT_FALSE(judge(nvml(0, 0)).contended);  // once they are gone, the GPU is its own again
+  Seen alone = nvml(0, 0);
+  alone.others_computed_earlier = true;
+  EXPECT_FALSE(judge(alone).contended);
+}
+
 TEST(GpuSharing, SharesNvmlDoesNotReportCountAsComputing) {
   const Contention c = judge(nvml(1, std::nullopt));
   EXPECT_TRUE(c.contended);  // never blame the card for a process that may have computed
