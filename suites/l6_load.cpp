@@ -19,6 +19,7 @@
 #include "fixtures/nvml_library.h"
 #include "fixtures/target_gpu.h"
 #include "suites/steps.h"
+#include "verdict/gpu_sharing.h"
 #include "verdict/load_checks.h"
 #include "verdict/performance.h"
 
@@ -167,10 +168,20 @@ struct SustainedRun {
   std::vector<ClockLook> clocks;
   bool watched = false;
   double started_epoch_s = 0;
+  sharing::Contention shared;  // whether other processes computed during any point of the load (docs/shared-gpus.md)
+};
+
+struct LoadWatch {
+  GpuWatch& watch;
+  sharing::Contention& shared;
 };
 
 void on_point(void* user, double, int64_t) {
-  if (auto* watch = static_cast<GpuWatch*>(user)) watch->during();  // its answer brings NVML's looks since the last
+  auto* w = static_cast<LoadWatch*>(user);
+  if (!w) return;
+  // Each answer brings NVML's looks since the last: the load was shared when others computed in any of them.
+  const sharing::Contention c = sharing::judge(w->watch.during());
+  if (c.contended && !w->shared.contended) w->shared = c;
 }
 
 // The load runs once, for whichever of its steps comes first (a --gtest_filter may choose either).
@@ -190,9 +201,12 @@ const SustainedRun& sustained_run(WorkerContext& ctx) {
   run->watched = watch.has_value();
   if (watch) watch->take_clocks();  // only the load's own looks
   run->started_epoch_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  run->status = ctx.probe->sustained(&in, run->out.get(), on_point, watch ? &*watch : nullptr);
+  std::optional<LoadWatch> load_watch;
+  if (watch) load_watch.emplace(LoadWatch{*watch, run->shared});
+  run->status = ctx.probe->sustained(&in, run->out.get(), on_point, load_watch ? &*load_watch : nullptr);
   if (watch) {
     const sharing::Seen during = watch->during();
+    if (const sharing::Contention c = sharing::judge(during); c.contended && !run->shared.contended) run->shared = c;
     record_sharing(ctx, "L6.sustained_throughput", watch->before(), during, "none");
     run->clocks = watch->take_clocks();
   }
@@ -264,8 +278,12 @@ Outcome l6_sustained_throughput(WorkerContext& ctx) {
   report::put(&su, report::sustained_fault, throttle ? std::optional<std::string>("throttle") : std::nullopt);
   ctx.fact(report::timing_sustained, su);
   if (!below) return Outcome::pass();
-  return Outcome::fail(Code::PerformanceBelowFloor,
-                       load::sustained_below_floor(steady, floor, "TFLOP/s", reasons, !run.clocks.empty()));
+  const std::string message = load::sustained_below_floor(steady, floor, "TFLOP/s", reasons, !run.clocks.empty());
+  // Another process's work starting or ending during the load changes its rate: never the card's fault.
+  if (const sharing::Floor f = sharing::floor_check(run.shared, ctx.options.judge_shared_gpu, message);
+      f.outcome == sharing::Floor::Outcome::NotJudged)
+    return Outcome::not_applicable(f.message);
+  return Outcome::fail(Code::PerformanceBelowFloor, message);
 }
 
 Outcome l6_sustained_results(WorkerContext& ctx) {
@@ -340,6 +358,14 @@ Outcome l6_memory_integrity(WorkerContext& ctx) {
     in.bytes = kCpuIntegrityBytes;
   }
   if (in.bytes < in.chunk_bytes) return Outcome::not_applicable("too little free memory for the pass");
+  // The pass takes nearly all free memory: beside other processes it could leave them none (the next job can start).
+  if (watches_gpu(ctx)) {
+    const GpuWatch watch(ctx, {ctx.device_index()});
+    if (sharing::others(watch.before()) > 0)
+      return Outcome::not_applicable(fmt::format("{} use this GPU: the pass would take the memory they may need; run "
+                                                 "--memory-integrity on a GPU no other process uses",
+                                                 sharing::describe(watch.before())));
+  }
   in.corrupt_chunk = ctx.fault("memory-corrupt") ? static_cast<int>(in.bytes / in.chunk_bytes / 2) : -1;
   const json ecc_before = ecc_counts(ctx);
   auto out = std::make_unique<kd_integrity_out>();

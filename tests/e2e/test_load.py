@@ -130,5 +130,36 @@ class LoadOnTheCpu(DiagnosticTest):
             self.assertIn(message, r.stdout + r.stderr)
 
 
+@needs_probe
+class LoadOnASharedGpu(DiagnosticTest):
+    """The stand-in NVML's GPU 0 with two other processes computing (docs/shared-gpus.md): the load's floor is not
+    applied, and the memory pass, which would take nearly all free memory, is not run beside them."""
+
+    def test_a_throttled_load_beside_others_computing_is_a_visible_skip_never_16(self):
+        env = dict(throttling_nvml(), KD_FAKE_NVML_OTHERS="2:10240", KD_FAKE_NVML_UTILIZATION="100")
+        r = self.run_kd("--device", "cpu", "--layers", "L6", "--sustained", "3", "--inject-fault", "throttle", env=env)
+        self.assertEqual((r.rc, r.report["code"]), (0, "CPU_CHECK_PASSED"), r.stdout[-3000:])
+        t = tests_of(r.report)["SustainedThroughput"]
+        self.assertEqual((t["status"], t["skip_kind"]), ("skipped", "not_applicable"))
+        self.assertRegex(t["message"], r"^other processes used the GPU during the measurement: 2 other processes \(20\.00 "
+                                       r"GiB\), up to [0-9]+ % of the SMs.*below the floor 0\.85 \(--min-sustained-fraction\)")
+        self.assertTrue(r.report["timing"]["sustained"]["below_floor"])  # the figure is recorded all the same
+        r = self.run_kd("--device", "cpu", "--layers", "L6", "--sustained", "3", "--inject-fault", "throttle",
+                        "--judge-shared-gpu", env=env)
+        self.assertVerdict(r, "PERFORMANCE_BELOW_FLOOR", 16, "L6.sustained_throughput")
+
+    def test_the_memory_pass_is_not_run_beside_other_processes(self):
+        env = dict(throttling_nvml(), KD_FAKE_NVML_OTHERS="1:10240")
+        del env["KD_FAKE_NVML_THROTTLE"]
+        r = self.run_kd("--device", "cpu", "--layers", "L6", "--memory-integrity", "--inject-fault", "stand-in-gpu",
+                        "--min-bandwidth-fraction", "0", "--min-matmul-fraction", "0", env=env)
+        self.assertEqual((r.rc, r.report["code"]), (0, "CPU_CHECK_PASSED"), r.stdout[-3000:])
+        t = tests_of(r.report)["MemoryIntegrity"]
+        self.assertEqual((t["status"], t["skip_kind"]), ("skipped", "not_applicable"))
+        self.assertIn("1 other process (10.00 GiB) use this GPU: the pass would take the memory they may need",
+                      t["message"])
+        self.assertNotIn("memory_integrity", r.report["timing"])
+
+
 if __name__ == "__main__":
     unittest.main()
