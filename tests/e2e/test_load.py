@@ -26,14 +26,18 @@ def tests_of(report, layer="L6"):
 @needs_probe
 class LoadOnTheCpu(DiagnosticTest):
     def test_a_clean_run_passes_with_its_curve_and_every_product_equal(self):
-        # The CPU is shared with whatever else this machine runs: the floor is low so that only a collapse fails.
         bundle = os.path.join(self.dir, "bundle")
-        r = self.run_kd("--device", "cpu", "--layers", "L6", "--sustained", "2", "--min-sustained-fraction", "0.1",
-                        "--memory-integrity", "--bundle", bundle)
+        r = self.run_kd("--device", "cpu", "--layers", "L6", "--sustained", "2", "--memory-integrity", "--bundle", bundle)
         self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
         tests = tests_of(r.report)
-        for name in ("SustainedThroughput", "SustainedResults", "MemoryIntegrity"):
+        for name in ("SustainedResults", "MemoryIntegrity"):
             self.assertEqual(tests[name]["status"], "passed", name)
+        # The CPU is shared with whatever else this machine runs (a loaded CI machine's rate fell to 0.06 of its
+        # first seconds): its rate is recorded, never judged, a visible skip.
+        t = tests["SustainedThroughput"]
+        self.assertEqual((t["status"], t["skip_kind"]), ("skipped", "not_applicable"))
+        self.assertRegex(t["message"], r"^the CPU's sustained rate \(.* TFLOP/s, [0-9.]+ of the first seconds\) is "
+                                       r"recorded, not judged: the host's cores are shared")
         self.assertEqual(tests["HostLink"]["status"], "skipped")
         self.assertIn("the CPU has no host link", tests["HostLink"]["message"])
         t = r.report["timing"]
@@ -62,16 +66,14 @@ class LoadOnTheCpu(DiagnosticTest):
         self.assertIn("Sustained load: 2 s", "".join(root.itertext()))
 
     def test_silent_corruption_is_8_at_its_own_stage_with_the_iteration(self):
-        # The throughput's floor is off (0): this case is about the results, on a CPU other work may slow down.
-        r = self.run_kd("--device", "cpu", "--layers", "L6", "--sustained", "2", "--min-sustained-fraction", "0",
-                        "--inject-fault", "silent-corruption")
+        r = self.run_kd("--device", "cpu", "--layers", "L6", "--sustained", "2", "--inject-fault", "silent-corruption")
         self.assertVerdict(r, "CHECK_FAILED", 8, "L6.sustained_results")
         res = r.report["timing"]["sustained_results"]
         self.assertEqual((res["differing_products"], res["first_iteration"], res["first_elements"]), (1, 5, 1))
         self.assertGreater(res["first_max_diff"], 0)
         self.assertIn("silent data corruption: product 5 of", r.report["error"]["message"])
         self.assertIn("in 1 element(s)", r.report["error"]["message"])
-        self.assertEqual(tests_of(r.report)["SustainedThroughput"]["status"], "passed")
+        self.assertEqual(tests_of(r.report)["SustainedThroughput"]["status"], "skipped")  # the CPU's rate: not judged
         self.assertIn("[injected fault silent-corruption: test only, not a diagnosis]", r.stdout)
 
     def test_a_corrupted_chunk_is_8_with_its_offset(self):
@@ -147,6 +149,18 @@ class LoadOnASharedGpu(DiagnosticTest):
         r = self.run_kd("--device", "cpu", "--layers", "L6", "--sustained", "3", "--inject-fault", "throttle",
                         "--judge-shared-gpu", env=env)
         self.assertVerdict(r, "PERFORMANCE_BELOW_FLOOR", 16, "L6.sustained_throughput")
+
+    def test_the_host_link_is_watched_for_other_processes(self):
+        # On a GPU beside others computing its floor is not applied (an H200 beside a computing job read 0.42 of the
+        # link host to device); the CPU's copies are never judged: here the watch and its record are what shows.
+        env = dict(throttling_nvml(), KD_FAKE_NVML_OTHERS="2:10240", KD_FAKE_NVML_UTILIZATION="100")
+        del env["KD_FAKE_NVML_THROTTLE"]
+        r = self.run_kd("--device", "cpu", "--layers", "L6", "--inject-fault", "stand-in-gpu",
+                        "--min-bandwidth-fraction", "0", "--min-matmul-fraction", "0", env=env)
+        self.assertEqual((r.rc, r.report["code"]), (0, "CPU_CHECK_PASSED"), r.stdout[-3000:])
+        s = r.report["sharing"]["measurements"]["L6.host_link"]
+        self.assertEqual((s["floor"], s["contended"], s["during"]["other_processes"]), ("none", True, 2))
+        self.assertIn("the CPU has no host link", tests_of(r.report)["HostLink"]["message"])
 
     def test_the_memory_pass_is_not_run_beside_other_processes(self):
         env = dict(throttling_nvml(), KD_FAKE_NVML_OTHERS="1:10240")
