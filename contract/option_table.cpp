@@ -440,7 +440,7 @@ std::vector<OptionRow> make_table() {
                                 "second GPU's shard runs out of memory), collective-wrong (L8:\n"
                                 "the last rank adds 1 to one element), collective-rank-exit\n"
                                 "(L8: the last rank is killed right after joining), slow-exit\n"
-                                "(the worker stays 10 s after its last event), slow-first-measurement\n"
+                                "(the worker stays 4.5 s after its last event), slow-first-measurement\n"
                                 "(L6's ceilings and L8's bus bandwidth: the first measurement\n"
                                 "reads 100 times slower, as a throttled card's would), stand-in-gpu\n"
                                 "(a CPU run watches the stand-in NVML's GPU 0 as its GPU: L5's\n"

@@ -53,8 +53,8 @@ std::string truncate_utf8(const std::string& s, size_t max) {
   size_t start = cut;
   while (start > 0 && cut - start < 64 && word_char(s[start - 1]) && word_char(s[start])) --start;
   if (start == 0 || !word_char(s[start - 1]) || !word_char(s[start])) cut = start;
-  // Nor inside a URL's "://": a kept "http:/" would read as the start of a path.
-  while (cut >= 2 && s[cut - 1] == '/' && (s[cut - 2] == ':' || s[cut - 2] == '/')) --cut;
+  // Nor after a slash: a kept "http:/" or a lone " /" followed by "..." would read as the start of a path.
+  while (cut >= 1 && s[cut - 1] == '/') --cut;
   return s.substr(0, cut) + "...";
 }
 

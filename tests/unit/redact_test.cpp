@@ -121,5 +121,11 @@ TEST(Redact, TruncationDoesNotLeaveAUrlLookingLikeAPath) {  // found by fuzz_rep
   EXPECT_EQ(out.substr(out.size() - 3), "...");
 }
 
+TEST(Redact, TruncationDoesNotLeaveALoneSlashLookingLikeAPath) {  // found by fuzz_report in CI
+  // "driver / cuda" cut right after its lone slash: " /..." would read as a path.
+  const std::string out = redact(std::string(398, 'x') + " / cuda driver combination", Identity{});
+  EXPECT_EQ(out, std::string(398, 'x') + " ...");
+}
+
 }  // namespace
 }  // namespace kd
