@@ -51,7 +51,7 @@ at::Tensor make_input(const kd_model_input& in, std::mt19937_64& rng) {
 
 }  // namespace
 
-kd_status run_model(const kd_model_input* inputs, int count, at::Device device, const Forward& forward,
+kd_status run_model(const kd_model_input* inputs, int count, at::Device device, const ModelForward& forward,
                     kd_output_sink sink, kd_marker_sink marker, void* user, char* desc, int desc_cap) {
   return guarded([&] {
     std::mt19937_64 rng(1234);

@@ -19,12 +19,12 @@ struct ModelOutput {
   std::string kind;   // then what it is ("Int", "String", ...)
 };
 // names[i]: the keyword of input i, "" to pass it by position.
-using Forward = std::function<std::vector<ModelOutput>(const std::vector<at::Tensor>& inputs_on_device,
+using ModelForward = std::function<std::vector<ModelOutput>(const std::vector<at::Tensor>& inputs_on_device,
                                                        const std::vector<std::string>& names)>;
 
 // Builds the inputs, moves them to `device`, calls forward under inference mode, sends every output leaf to the sink;
 // marks prepare_data, transfer and compute as each finishes. The description of the inputs goes to desc.
-kd_status run_model(const kd_model_input* inputs, int count, at::Device device, const Forward& forward,
+kd_status run_model(const kd_model_input* inputs, int count, at::Device device, const ModelForward& forward,
                     kd_output_sink sink, kd_marker_sink marker, void* user, char* desc, int desc_cap);
 
 }  // namespace kd::probe

@@ -88,7 +88,7 @@ kd_status model_load(const char* path, int format, int on_gpu, int index, char* 
 kd_status model_run(const kd_model_input* inputs, int count, kd_output_sink sink, kd_marker_sink marker, void* user,
                     char* desc, int desc_cap) {
   LoadedModel& m = loaded();
-  Forward forward;
+  ModelForward forward;
   if (aoti_loaded()) {
     forward = [](const std::vector<at::Tensor>& args, const std::vector<std::string>&) {
       std::vector<ModelOutput> outs;  // a flat list of tensors: named by the package's call spec, else by position
