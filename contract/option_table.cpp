@@ -13,7 +13,8 @@ namespace kd {
 const std::vector<std::string> kFaults = {"wrong-product", "hang", "abort", "oom", "runtime-error", "leak", "range-leak",
                                           "device-assert", "slow-save", "cpu-shards", "cpu-shard-oom", "shard-oom",
                                           "collective-wrong", "collective-rank-exit", "slow-exit", "slow-first-measurement",
-                                          "stand-in-gpu", "silent-corruption", "memory-corrupt", "throttle"};
+                                          "stand-in-gpu", "silent-corruption", "memory-corrupt", "throttle",
+                                          "cpu-host-links"};
 
 namespace {
 
@@ -449,8 +450,10 @@ std::vector<OptionRow> make_table() {
                                 "(L6 --sustained: one product's result has a bit flipped),\n"
                                 "memory-corrupt (L6 --memory-integrity: one word of one chunk\n"
                                 "has a bit flipped), throttle (L6 --sustained: the throughput\n"
-                                "after the first seconds reads 4 times lower, as a throttled\n"
-                                "card's would, and a CPU run watches the stand-in NVML's GPU 0);\n"
+                                "after the first seconds reads 100 times lower, as a throttled\n"
+                                "card's would, and a CPU run watches the stand-in NVML's GPU 0),\n"
+                                "cpu-host-links (L6: the host links of all GPUs at once, over\n"
+                                "three CPU threads as if three GPUs);\n"
                                 "recorded in the report, never a diagnosis"));
   fault.audience = Audience::TestOnly;
   fault.read = [](const std::string& v, Options& o) -> Error {

@@ -221,6 +221,7 @@ namespace kd::report {
   X(host_link_floor, plain<double>("/floor", "/timing/host_link"))                                                    \
   X(host_link_below_floor, plain<bool>("/below_floor", "/timing/host_link"))                                          \
   X(host_link_note, nullable<std::string>("/note", "/timing/host_link"))                                              \
+  X(host_link_together, structured("/together", Kind::object, true, "/timing/host_link"))                             \
   X(sustained_workload, plain<std::string>("/workload", "/timing/sustained"))                                         \
   X(sustained_seconds, plain<double>("/seconds", "/timing/sustained"))                                                \
   X(sustained_products, plain<int64_t>("/products", "/timing/sustained"))                                             \

@@ -4,7 +4,7 @@
 #pragma once
 #include <stdint.h>
 
-#define KD_PROBE_ABI_VERSION 16 // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
+#define KD_PROBE_ABI_VERSION 17 // 3: layer L4 (application workloads, the user's model); 4: step markers; 5: L6 timing;
                                 // 6: L5 memory; 7: the peer layer L7; 8: the model's format (AOTInductor packages);
                                 // 9: extension libraries (--extension), an input kept on the host; named model outputs and inputs,
                                 //    forward()'s signature; the operating range's
@@ -17,6 +17,7 @@
                                 // 14: KD_ERR_INCOMPLETE (the heavy part not built, or from another build)
                                 // 15: a shared GPU: the device's memory now (memory_counters), the copy ceiling's size
                                 // 16: L6 under load: host_link, sustained, memory_integrity
+                                // 17: several GPUs' host links at once (host_links_together)
 // The one exported symbol: it returns the table. Its name never changes; the table's abi_version says which
 // layout it is (KD_PROBE_ABI_VERSION), and a probe of another version is refused when it is loaded.
 #define KD_PROBE_ENTRY "kd_probe_get"
@@ -304,6 +305,7 @@ typedef struct kd_collective_bandwidth_out {
 // warm-up each way. On the CPU (on_gpu 0) copies between two host buffers: the CPU has no link, the figures are a
 // stand-in's.
 #define KD_HOST_LINK_MAX_REPEATS 32
+#define KD_HOST_LINKS_MAX 64  // devices at once (host_links_together)
 typedef struct kd_host_link_out {
   int repeats;
   double to_device_s[KD_HOST_LINK_MAX_REPEATS];
@@ -428,6 +430,12 @@ typedef struct kd_probe_table {
   kd_status (*sustained)(const kd_sustained_in* in, kd_sustained_out* out, kd_point_sink point, void* user);
   // An allocation that fails ends the pass with the chunks it has (chunks, bytes_tested say how many).
   kd_status (*memory_integrity)(const kd_integrity_in* in, kd_integrity_out* out);
+  // Several devices' host links at once (ABI 17): one thread a device, each its own copies as host_link makes them,
+  // every repeat of every device started together, so that GPUs behind one PCIe switch or root port share it as a
+  // job's ranks do; outs[i] is indices[i]'s. count 1: that device alone, timed the same way. On the CPU (on_gpu 0,
+  // test only) each index is a thread copying within host memory.
+  kd_status (*host_links_together)(int on_gpu, const int* indices, int count, int64_t bytes, int pinned, int repeats,
+                                   kd_host_link_out* outs);
 } kd_probe_table;
 
 typedef const kd_probe_table* (*kd_probe_entry_fn)(void);

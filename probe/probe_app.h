@@ -13,6 +13,8 @@ kd_status app_embeddings(const kd_app_embed_in* in, kd_app_embed_out* out);
 kd_status timing_segments(const kd_app_embed_in* in, int runs, kd_timing_out* out);  // L6, probe_timing.cpp
 // L6 under load (probe_load.cpp).
 kd_status host_link(int on_gpu, int index, int64_t bytes, int pinned, int repeats, kd_host_link_out* out);
+kd_status host_links_together(int on_gpu, const int* indices, int count, int64_t bytes, int pinned, int repeats,
+                              kd_host_link_out* outs);
 kd_status sustained(const kd_sustained_in* in, kd_sustained_out* out, kd_point_sink point, void* user);
 kd_status memory_integrity(const kd_integrity_in* in, kd_integrity_out* out);
 kd_status memory_workload(const kd_memory_in* in, kd_memory_out* out, kd_marker_sink step, void* user);  // L5

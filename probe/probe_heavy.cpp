@@ -34,6 +34,7 @@ kd_probe_table heavy_entries() {
   t.host_link = host_link;
   t.sustained = sustained;
   t.memory_integrity = memory_integrity;
+  t.host_links_together = host_links_together;
   return t;
 }
 

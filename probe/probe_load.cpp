@@ -19,14 +19,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device_ops.h"
 #include "elapsed.h"
 #include "probe_app.h"
 #include "probe_status.h"
+#include "start_line.h"
 
 namespace kd::probe {
 namespace {
@@ -73,35 +76,97 @@ void check_reference(const at::Tensor& a, const at::Tensor& b, const at::Tensor&
   out->reference_rows = kReferenceRows;
 }
 
+void check_link_args(int on_gpu, int64_t bytes, int pinned, int repeats) {
+  if (bytes < 1 || repeats < 1 || repeats > KD_HOST_LINK_MAX_REPEATS)
+    throw std::invalid_argument("host_link: bytes must be positive, repeats 1 to 32");
+  if (pinned && !on_gpu) throw std::invalid_argument("host_link: pinned host memory needs a GPU");
+}
+
+// One device's two buffers, every page touched before the first timing.
+struct LinkBuffers {
+  at::Tensor host, dev;
+  LinkBuffers(int on_gpu, int index, int64_t bytes, int pinned) {
+    host = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).pinned_memory(pinned != 0));
+    dev = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(device_of(on_gpu, index)));
+    host.fill_(0x5a);
+    dev.fill_(0xa5);
+    sync(on_gpu, index);
+  }
+  // One copy, timed by the host clock with the device synchronized at both edges.
+  double copy(bool to_device, int on_gpu, int index, int pinned) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (to_device) dev.copy_(host, pinned != 0);
+    else host.copy_(dev, pinned != 0);
+    sync(on_gpu, index);
+    return seconds_since(t0);
+  }
+};
+
+void describe_link(int on_gpu, int64_t bytes, int pinned, int repeats, const std::string& also, kd_host_link_out* out) {
+  out->repeats = repeats;
+  copy_to(out->desc, sizeof out->desc,
+          std::string(on_gpu ? "host to device, then device to host" : "host to host (the CPU's stand-in)") + ", " +
+              (pinned ? "pinned" : "pageable") + " host memory, " + std::to_string(bytes) +
+              " bytes, host clock with the device synchronized at both edges, " + std::to_string(repeats) + " repeats" +
+              also);
+}
+
 }  // namespace
 
 kd_status host_link(int on_gpu, int index, int64_t bytes, int pinned, int repeats, kd_host_link_out* out) {
   return releasing(on_gpu, [&] {
     *out = kd_host_link_out{};
-    if (bytes < 1 || repeats < 1 || repeats > KD_HOST_LINK_MAX_REPEATS)
-      throw std::invalid_argument("host_link: bytes must be positive, repeats 1 to 32");
-    if (pinned && !on_gpu) throw std::invalid_argument("host_link: pinned host memory needs a GPU");
+    check_link_args(on_gpu, bytes, pinned, repeats);
     c10::InferenceMode guard;
-    at::Tensor host = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).pinned_memory(pinned != 0));
-    at::Tensor dev = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(device_of(on_gpu, index)));
-    host.fill_(0x5a);  // every page touched before the first timing
-    dev.fill_(0xa5);
-    sync(on_gpu, index);
+    LinkBuffers buffers(on_gpu, index, bytes, pinned);
     for (const bool to_device : {true, false}) {
       double* seconds = to_device ? out->to_device_s : out->to_host_s;
       for (int i = -1; i < repeats; ++i) {  // -1: the warm-up
-        const auto t0 = std::chrono::steady_clock::now();
-        if (to_device) dev.copy_(host, pinned != 0);
-        else host.copy_(dev, pinned != 0);
-        sync(on_gpu, index);
-        if (i >= 0) seconds[i] = seconds_since(t0);
+        const double s = buffers.copy(to_device, on_gpu, index, pinned);
+        if (i >= 0) seconds[i] = s;
       }
     }
-    out->repeats = repeats;
-    copy_to(out->desc, sizeof out->desc,
-            std::string(on_gpu ? "host to device, then device to host" : "host to host (the CPU's stand-in)") + ", " +
-                (pinned ? "pinned" : "pageable") + " host memory, " + std::to_string(bytes) +
-                " bytes, host clock with the device synchronized at both edges, " + std::to_string(repeats) + " repeats");
+    describe_link(on_gpu, bytes, pinned, repeats, "", out);
+  });
+}
+
+kd_status host_links_together(int on_gpu, const int* indices, int count, int64_t bytes, int pinned, int repeats,
+                              kd_host_link_out* outs) {
+  return releasing(on_gpu, [&] {
+    if (count < 1 || count > KD_HOST_LINKS_MAX) throw std::invalid_argument("host_links_together: 1 to 64 devices");
+    check_link_args(on_gpu, bytes, pinned, repeats);
+    c10::InferenceMode guard;
+    std::vector<LinkBuffers> buffers;  // allocated first: a device without the memory fails before any thread waits
+    for (int i = 0; i < count; ++i) {
+      outs[i] = kd_host_link_out{};
+      buffers.emplace_back(on_gpu, indices[i], bytes, pinned);
+    }
+    StartLine line(count);
+    std::vector<std::exception_ptr> errors(static_cast<size_t>(count));
+    std::vector<std::thread> threads;
+    for (int i = 0; i < count; ++i)
+      threads.emplace_back([&, i] {
+        try {
+          c10::InferenceMode thread_guard;  // thread-local
+          for (const bool to_device : {true, false}) {
+            double* seconds = to_device ? outs[i].to_device_s : outs[i].to_host_s;
+            for (int r = -1; r < repeats; ++r) {  // -1: the warm-up
+              if (!line.arrive_and_wait()) return;
+              const double s = buffers[static_cast<size_t>(i)].copy(to_device, on_gpu, indices[i], pinned);
+              if (r >= 0) seconds[r] = s;
+            }
+          }
+          describe_link(on_gpu, bytes, pinned, repeats,
+                        count > 1 ? ", " + std::to_string(count) + " devices at once, every repeat started together" : "",
+                        &outs[i]);
+        } catch (...) {
+          errors[static_cast<size_t>(i)] = std::current_exception();
+          line.leave();
+        }
+      });
+    for (std::thread& t : threads) t.join();
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
   });
 }
 

@@ -10,8 +10,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -26,6 +24,7 @@
 #include "embedding_model.h"
 #include "probe_app.h"
 #include "probe_status.h"
+#include "start_line.h"
 
 namespace kd::probe {
 namespace {
@@ -69,35 +68,8 @@ void run_point(const kd_range_in& in, const embed::EmbeddingModel& model, const 
   if (in.set.on_gpu) out->at_peak = memory_now(in.set.index);  // before the cache is emptied: reserved still held
 }
 
-// The concurrency axis' executions start their warm runs together: each waits here after its cold run.
-class StartLine {
- public:
-  explicit StartLine(int n) : left_(n) {}
-  void arrive_and_wait() {
-    std::unique_lock<std::mutex> lock(m_);
-    if (--left_ == 0) {
-      t0_ = std::chrono::steady_clock::now();
-      cv_.notify_all();
-    }
-    cv_.wait(lock, [&] { return left_ <= 0; });
-  }
-  void leave() {  // an execution that failed before the line: the others do not wait for it
-    std::lock_guard<std::mutex> lock(m_);
-    if (--left_ == 0) t0_ = std::chrono::steady_clock::now(), cv_.notify_all();
-  }
-  std::chrono::steady_clock::time_point t0() {
-    std::lock_guard<std::mutex> lock(m_);
-    return t0_;
-  }
-
- private:
-  std::mutex m_;
-  std::condition_variable cv_;
-  int left_;
-  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
-};
-
-// One execution of the concurrency axis, in its own thread (InferenceMode is per thread).
+// One execution of the concurrency axis, in its own thread (InferenceMode is per thread); the executions start their
+// warm runs together, each waiting on the start line after its cold run.
 // Every tensor it makes lives in this scope.
 void concurrent_execution(const kd_range_in& in, const embed::EmbeddingModel& model, const at::Device& device,
                           std::chrono::steady_clock::time_point t0, StartLine& line, double* latency_ms, int* runs,

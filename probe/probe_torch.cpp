@@ -147,7 +147,7 @@ const kd_probe_table kTable = {
     heavy<&T::extension_load>, heavy<&T::model_signature>, heavy<&T::range_concurrent>, heavy<&T::collective_join>,
     heavy<&T::collective_all_reduce>, heavy<&T::collective_broadcast>, heavy<&T::collective_barrier>,
     heavy<&T::collective_bandwidth>, heavy<&T::collective_end>, heavy_part, heavy<&T::memory_counters>,
-    heavy<&T::host_link>, heavy<&T::sustained>, heavy<&T::memory_integrity>,
+    heavy<&T::host_link>, heavy<&T::sustained>, heavy<&T::memory_integrity>, heavy<&T::host_links_together>,
 };
 
 }  // namespace

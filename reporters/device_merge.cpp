@@ -81,6 +81,13 @@ void merge_collective(json* merged, const json& first) {
   }
 }
 
+// L6's host links of all GPUs at once are measured by GPU 0's worker: they stay when another GPU decides.
+void keep_links_together(json* merged, const json& first) {
+  const json& together = report::json_at(report::json_at(first, report::timing_host_link), report::host_link_together);
+  if (!together.is_object() || !report::json_at(*merged, report::timing_host_link).is_object()) return;
+  report::put(&report::slot(merged, report::timing_host_link), report::host_link_together, together);
+}
+
 }  // namespace
 
 int visible_device_count(const json& report) {
@@ -105,6 +112,7 @@ json merge_device_reports(const std::vector<json>& per_device, const json& peer,
   report::put(&merged, report::requested, requested);
   report::put(&merged, report::warnings, device_warnings(per_device));
   merge_collective(&merged, per_device[0]);
+  keep_links_together(&merged, per_device[0]);
   if (!peer.is_null()) merge_peer(&merged, peer, a_device_failed);
   return merged;
 }

@@ -1,5 +1,8 @@
 #include "load_text.h"
 
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "contract/report_parts.h"
@@ -33,6 +36,23 @@ std::string host_link_line(const json& h) {
   else
     line += fmt::format("; not judged: {}", read(h, report::host_link_note).value_or("no link known"));
   return line;
+}
+
+// Each GPU's link alone and all at once (--device-index all): what GPUs sharing a PCIe switch or root port lose.
+std::string together_line(const json& t) {
+  std::vector<std::string> gpus, h2d, d2h, h2d_alone, d2h_alone;
+  for (const json& g : t.value("gpus", json::array())) {
+    gpus.push_back(g.value("gpu", json()).dump());
+    h2d.push_back(num(g.value("h2d_together_gb_s", json())));
+    d2h.push_back(num(g.value("d2h_together_gb_s", json())));
+    h2d_alone.push_back(num(g.value("h2d_alone_gb_s", json())));
+    d2h_alone.push_back(num(g.value("d2h_alone_gb_s", json())));
+  }
+  return fmt::format("host links of GPUs {} at once: host to device {} GB/s (alone {}), {} in all; device to host {} "
+                     "(alone {}), {} in all",
+                     fmt::join(gpus, ", "), fmt::join(h2d, ", "), fmt::join(h2d_alone, ", "),
+                     num(t.value("h2d_total_gb_s", json())), fmt::join(d2h, ", "), fmt::join(d2h_alone, ", "),
+                     num(t.value("d2h_total_gb_s", json())));
 }
 
 std::string sustained_line(const json& s) {
@@ -83,7 +103,10 @@ std::string integrity_line(const json& m) {
 
 std::vector<std::string> load_lines(const json& r) {
   std::vector<std::string> lines;
-  if (const json& h = read(r, report::timing_host_link); h.is_object()) lines.push_back(host_link_line(h));
+  if (const json& h = read(r, report::timing_host_link); h.is_object()) {
+    lines.push_back(host_link_line(h));
+    if (const json& t = read(h, report::host_link_together); t.is_object()) lines.push_back(together_line(t));
+  }
   if (const json& s = read(r, report::timing_sustained); s.is_object()) lines.push_back(sustained_line(s));
   if (const json& s = read(r, report::timing_sustained_results); s.is_object()) lines.push_back(results_line(s));
   if (const json& m = read(r, report::timing_memory_integrity); m.is_object()) lines.push_back(integrity_line(m));

@@ -92,6 +92,61 @@ Link link_of(const WorkerContext& ctx) {
   return l;
 }
 
+// Every GPU's link alone, then all at once (GPUs behind one PCIe switch or root port share it, as a job's ranks do),
+// by GPU 0's worker of --device-index all, as L4's split: recorded, never judged (a shared switch is the machine's
+// design, not a fault). TEST ONLY: --inject-fault cpu-host-links, three CPU threads as if three GPUs.
+constexpr int kCpuLinks = 3;
+constexpr int64_t kTogetherBytes = int64_t(256) << 20, kCpuTogetherBytes = int64_t(16) << 20;
+constexpr int kTogetherRepeats = 3;
+
+std::optional<json> links_together(WorkerContext& ctx, kd_status* failed) {
+  const bool stand_in = ctx.fault("cpu-host-links");
+  std::vector<int> devices;
+  if (stand_in) {
+    for (int d = 0; d < kCpuLinks; ++d) devices.push_back(d);
+  } else {
+    if (ctx.cpu_mode() || !ctx.role.across_devices) return std::nullopt;
+    kd_gpu_state g{};
+    if (const kd_status s = ctx.probe->gpu_state(&g); s.kind != KD_OK) {
+      *failed = s;
+      return std::nullopt;
+    }
+    devices = ctx.options.device_list;
+    if (devices.empty())
+      for (int d = 0; d < g.device_count; ++d) devices.push_back(d);
+    devices.erase(std::remove_if(devices.begin(), devices.end(), [&](int d) { return d >= g.device_count; }), devices.end());
+  }
+  if (devices.size() < 2 || devices.size() > KD_HOST_LINKS_MAX) return std::nullopt;
+  const int on_gpu = stand_in ? 0 : 1;
+  const int64_t bytes = stand_in ? kCpuTogetherBytes : kTogetherBytes;
+  const auto measure = [&](const std::vector<int>& which, std::vector<kd_host_link_out>* outs) {
+    outs->assign(which.size(), kd_host_link_out{});
+    *failed = ctx.probe->host_links_together(on_gpu, which.data(), static_cast<int>(which.size()), bytes, on_gpu,
+                                             kTogetherRepeats, outs->data());
+    return failed->kind == KD_OK;
+  };
+  std::vector<kd_host_link_out> alone, together;
+  std::vector<double> alone_h2d, alone_d2h;
+  for (const int d : devices) {
+    if (!measure({d}, &alone)) return std::nullopt;
+    alone_h2d.push_back(gb_s(bytes, alone[0].to_device_s, alone[0].repeats));
+    alone_d2h.push_back(gb_s(bytes, alone[0].to_host_s, alone[0].repeats));
+  }
+  if (!measure(devices, &together)) return std::nullopt;
+  json rows = json::array();
+  double h2d_total = 0, d2h_total = 0;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const double h2d = gb_s(bytes, together[i].to_device_s, together[i].repeats);
+    const double d2h = gb_s(bytes, together[i].to_host_s, together[i].repeats);
+    h2d_total += h2d;
+    d2h_total += d2h;
+    rows.push_back({{"gpu", devices[i]}, {"h2d_alone_gb_s", alone_h2d[i]}, {"d2h_alone_gb_s", alone_d2h[i]},
+                    {"h2d_together_gb_s", h2d}, {"d2h_together_gb_s", d2h}});
+  }
+  return json{{"workload", together[0].desc}, {"gpus", rows}, {"h2d_total_gb_s", perf::round3(h2d_total)},
+              {"d2h_total_gb_s", perf::round3(d2h_total)}};
+}
+
 }  // namespace
 
 Outcome l6_host_link(WorkerContext& ctx) {
@@ -132,6 +187,9 @@ Outcome l6_host_link(WorkerContext& ctx) {
     }
     rows.push_back(row);
   }
+  kd_status failed{};
+  const std::optional<json> together = links_together(ctx, &failed);
+  if (failed.kind != KD_OK) return backend_failure(failed);
   const Link link = link_of(ctx);
   const double floor = ctx.options.min_host_link_fraction;
   const auto fraction = [&](double v) { return link.expected ? std::optional(perf::round3(v / *link.expected)) : std::nullopt; };
@@ -153,6 +211,7 @@ Outcome l6_host_link(WorkerContext& ctx) {
   report::put(&hl, report::host_link_floor, floor);
   report::put(&hl, report::host_link_below_floor, below);
   report::put(&hl, report::host_link_note, report::unless_empty(link.why_not));
+  report::put(&hl, report::host_link_together, together.value_or(json(nullptr)));
   ctx.fact(report::timing_host_link, hl);
   const auto record = [&](const sharing::Seen& during, const char* judged) {
     if (watch) record_sharing(ctx, "L6.host_link", watch->before(), during, judged);

@@ -116,6 +116,27 @@ class LoadOnTheCpu(DiagnosticTest):
         self.assertIsNone(r.report["requested"]["sustained_s"])
         self.assertFalse(r.report["requested"]["memory_integrity"])
 
+    def test_several_host_links_are_measured_alone_and_at_once(self):
+        # TEST ONLY: three CPU threads stand in for the GPUs GPU 0's worker of --device-index all measures together.
+        r = self.run_kd("--device", "cpu", "--layers", "L6", "--inject-fault", "cpu-host-links")
+        self.assertVerdict(r, "CPU_CHECK_PASSED", 0)
+        self.assertEqual(tests_of(r.report)["HostLink"]["status"], "skipped")  # the CPU's copies: recorded, not judged
+        t = r.report["timing"]["host_link"]["together"]
+        self.assertEqual([g["gpu"] for g in t["gpus"]], [0, 1, 2])
+        for g in t["gpus"]:
+            for key in ("h2d_alone_gb_s", "d2h_alone_gb_s", "h2d_together_gb_s", "d2h_together_gb_s"):
+                self.assertGreater(g[key], 0, key)
+        self.assertAlmostEqual(t["h2d_total_gb_s"], sum(g["h2d_together_gb_s"] for g in t["gpus"]), places=2)
+        self.assertAlmostEqual(t["d2h_total_gb_s"], sum(g["d2h_together_gb_s"] for g in t["gpus"]), places=2)
+        self.assertIn("16777216 bytes", t["workload"])
+        self.assertIn("3 devices at once, every repeat started together", t["workload"])
+        self.assertRegex(r.stdout, r"host links of GPUs 0, 1, 2 at once: host to device [0-9.]+, [0-9.]+, [0-9.]+ GB/s "
+                                   r"\(alone [0-9.]+, [0-9.]+, [0-9.]+\), [0-9.]+ in all; device to host")
+        # One device (the CPU, or a GPU run other than GPU 0's of --device-index all): nothing at once.
+        r = self.run_kd("--device", "cpu", "--layers", "L6")
+        self.assertIsNone(r.report["timing"]["host_link"]["together"])
+        self.assertNotIn("at once", r.stdout)
+
     def test_bounds_and_rules_are_usage_errors(self):
         for args, message in [
             (["--layers", "L6", "--sustained", "1"], "--sustained must be a number of seconds from 2 to 3600, not '1'"),
