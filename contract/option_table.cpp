@@ -453,7 +453,7 @@ std::vector<OptionRow> make_table() {
                                 "after the first seconds reads 100 times lower, as a throttled\n"
                                 "card's would, and a CPU run watches the stand-in NVML's GPU 0),\n"
                                 "cpu-host-links (L6: the host links of all GPUs at once, over\n"
-                                "three CPU threads as if three GPUs);\n"
+                                "three threads as if three GPUs: on a GPU, its link three times);\n"
                                 "recorded in the report, never a diagnosis"));
   fault.audience = Audience::TestOnly;
   fault.read = [](const std::string& v, Options& o) -> Error {

@@ -94,7 +94,8 @@ Link link_of(const WorkerContext& ctx) {
 
 // Every GPU's link alone, then all at once (GPUs behind one PCIe switch or root port share it, as a job's ranks do),
 // by GPU 0's worker of --device-index all, as L4's split: recorded, never judged (a shared switch is the machine's
-// design, not a fault). TEST ONLY: --inject-fault cpu-host-links, three CPU threads as if three GPUs.
+// design, not a fault). TEST ONLY: --inject-fault cpu-host-links, three threads as if three GPUs: on the CPU copies
+// within host memory, on a GPU that GPU's link three times (the threads' copies at once share one link).
 constexpr int kCpuLinks = 3;
 constexpr int64_t kTogetherBytes = int64_t(256) << 20, kCpuTogetherBytes = int64_t(16) << 20;
 constexpr int kTogetherRepeats = 3;
@@ -103,7 +104,7 @@ std::optional<json> links_together(WorkerContext& ctx, kd_status* failed) {
   const bool stand_in = ctx.fault("cpu-host-links");
   std::vector<int> devices;
   if (stand_in) {
-    for (int d = 0; d < kCpuLinks; ++d) devices.push_back(d);
+    for (int d = 0; d < kCpuLinks; ++d) devices.push_back(ctx.cpu_mode() ? d : ctx.device_index());
   } else {
     if (ctx.cpu_mode() || !ctx.role.across_devices) return std::nullopt;
     kd_gpu_state g{};
@@ -117,8 +118,8 @@ std::optional<json> links_together(WorkerContext& ctx, kd_status* failed) {
     devices.erase(std::remove_if(devices.begin(), devices.end(), [&](int d) { return d >= g.device_count; }), devices.end());
   }
   if (devices.size() < 2 || devices.size() > KD_HOST_LINKS_MAX) return std::nullopt;
-  const int on_gpu = stand_in ? 0 : 1;
-  const int64_t bytes = stand_in ? kCpuTogetherBytes : kTogetherBytes;
+  const int on_gpu = ctx.cpu_mode() ? 0 : 1;
+  const int64_t bytes = on_gpu ? kTogetherBytes : kCpuTogetherBytes;
   const auto measure = [&](const std::vector<int>& which, std::vector<kd_host_link_out>* outs) {
     outs->assign(which.size(), kd_host_link_out{});
     *failed = ctx.probe->host_links_together(on_gpu, which.data(), static_cast<int>(which.size()), bytes, on_gpu,
