@@ -163,6 +163,8 @@ namespace kd::report {
   X(nvml_gpu_pcie_gen_max, nullable<int64_t>("/pcie_gen_max", "/host/nvml/gpus/*"))                                  \
   X(nvml_gpu_pcie_width, nullable<int64_t>("/pcie_width", "/host/nvml/gpus/*"))                                      \
   X(nvml_gpu_pcie_width_max, nullable<int64_t>("/pcie_width_max", "/host/nvml/gpus/*"))                              \
+  X(nvml_gpu_c2c_links, nullable<int64_t>("/c2c_links", "/host/nvml/gpus/*"))                                        \
+  X(nvml_gpu_c2c_gb_s, nullable<double>("/c2c_gb_s", "/host/nvml/gpus/*"))                                           \
   X(nvml_gpu_sm_clock_mhz, nullable<int64_t>("/sm_clock_mhz", "/host/nvml/gpus/*"))                                  \
   X(nvml_gpu_sm_clock_max_mhz, nullable<int64_t>("/sm_clock_max_mhz", "/host/nvml/gpus/*"))                          \
   X(nvml_gpu_mem_clock_mhz, nullable<int64_t>("/mem_clock_mhz", "/host/nvml/gpus/*"))                                \

@@ -15,7 +15,7 @@
 namespace kd {
 
 // The report's schema_version (schema/report.schema.json); what each version added: CHANGELOG.md.
-inline constexpr const char* kSchemaVersion = "1.13";
+inline constexpr const char* kSchemaVersion = "1.14";
 
 struct RunRecord {
   Options options;

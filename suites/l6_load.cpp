@@ -36,7 +36,6 @@ constexpr double kIntegrityShare = 0.92;           // of the free memory: the pa
 constexpr int64_t kGpuChunk = int64_t(512) << 20, kCpuChunk = int64_t(8) << 20, kCpuIntegrityBytes = int64_t(64) << 20;
 constexpr int64_t kIntegrityScratch = int64_t(400) << 20;  // the probe's scratch (two 128 MiB slices, flags), rounded up
 constexpr int64_t kIntegritySeed = 40;
-constexpr double kNvlinkC2cGbS = 450;  // GH200's NVLink-C2C: 900 GB/s both ways (NVIDIA's datasheet), 450 each way
 
 double gb_s(int64_t bytes, const double* seconds, int n) {
   const double m = perf::median(std::vector<double>(seconds, seconds + n));
@@ -54,12 +53,14 @@ bool v_below(double measured, double expected, double floor) { return measured /
 
 struct Link {
   std::optional<std::string> kind;
-  std::optional<int64_t> gen, width, gen_max, width_max;
+  std::optional<int64_t> gen, width, gen_max, width_max, c2c_links;
   std::optional<double> expected;
   std::string why_not;  // when expected is unknown
   std::string text() const {
-    if (kind == std::string("nvlink-c2c")) return fmt::format("NVLink-C2C ({} GB/s each way)", kNvlinkC2cGbS);
     const auto v = [](const std::optional<int64_t>& x) { return x ? std::to_string(*x) : std::string("?"); };
+    if (kind == std::string("nvlink-c2c"))
+      return fmt::format("NVLink-C2C ({} active links: {} GB/s each way)", v(c2c_links),
+                         expected ? fmt::format("{:.1f}", *expected) : "?");
     return fmt::format("PCIe Gen {} x{} now (Gen {} x{} at most: {} GB/s each way)", v(gen), v(width), v(gen_max),
                        v(width_max), expected ? fmt::format("{:.1f}", *expected) : "?");
   }
@@ -76,19 +77,21 @@ Link link_of(const WorkerContext& ctx) {
     l.why_not = "the device's properties could not be read";
     return l;
   }
-  if (std::string(props.name).find("GH200") != std::string::npos) {  // the GPU is attached by NVLink-C2C, not PCIe
-    l.kind = "nvlink-c2c";
-    l.expected = kNvlinkC2cGbS;
+  const TargetGpu gpu = target_gpu(ctx, props, Facts::Now);  // after the copies: a link trains down when idle
+  if (!gpu.facts) {
+    l.why_not = "no NVML facts: " + gpu.why_not;
     return l;
   }
-  const TargetGpu gpu = target_gpu(ctx, props, Facts::Now);  // after the copies: a link trains down when idle
   l.gen = nvml_int(gpu.facts, report::nvml_gpu_pcie_gen);
   l.width = nvml_int(gpu.facts, report::nvml_gpu_pcie_width);
   l.gen_max = nvml_int(gpu.facts, report::nvml_gpu_pcie_gen_max);
   l.width_max = nvml_int(gpu.facts, report::nvml_gpu_pcie_width_max);
-  if (l.gen_max && l.width_max) l.expected = load::pcie_gb_s(*l.gen_max, *l.width_max);
-  if (l.expected) l.kind = "pcie";
-  else l.why_not = gpu.facts ? "NVML does not report the PCIe link's generation and width" : "no NVML facts: " + gpu.why_not;
+  l.c2c_links = nvml_int(gpu.facts, report::nvml_gpu_c2c_links);
+  const load::HostLinkExpectation e =
+      load::expected_host_link({l.c2c_links, report::read(*gpu.facts, report::nvml_gpu_c2c_gb_s), l.gen_max, l.width_max});
+  l.kind = e.kind;
+  l.expected = e.expected_gb_s;
+  l.why_not = e.why_not;
   return l;
 }
 

@@ -16,6 +16,20 @@ std::optional<double> pcie_gb_s(int64_t generation, int64_t width) {
   return kPerLane[generation] * static_cast<double>(width) / 8;  // Gbit/s to GB/s
 }
 
+HostLinkExpectation expected_host_link(const HostLinkFacts& f) {
+  HostLinkExpectation e;
+  if (f.c2c_links) {
+    e.kind = "nvlink-c2c";
+    if (*f.c2c_links > 0 && f.c2c_gb_s && *f.c2c_gb_s > 0) e.expected_gb_s = f.c2c_gb_s;
+    else e.why_not = "NVML lists NVLink-C2C links to the CPU, but none is active";
+    return e;
+  }
+  if (f.gen_max && f.width_max) e.expected_gb_s = pcie_gb_s(*f.gen_max, *f.width_max);
+  if (e.expected_gb_s) e.kind = "pcie";
+  else e.why_not = "NVML does not report the PCIe link's generation and width";
+  return e;
+}
+
 Steady steady_fraction(const std::vector<double>& t_s, const std::vector<double>& rates, double seconds) {
   Steady s;
   const size_t n = std::min(t_s.size(), rates.size());

@@ -12,6 +12,21 @@ namespace kd::load {
 // (8b/10b for Gen 1-2, 128b/130b for Gen 3-5, FLIT for Gen 6); nullopt for a generation or width it does not know.
 std::optional<double> pcie_gb_s(int64_t generation, int64_t width);
 
+// The host link as NVML reports it (host.nvml.gpus[]) and what L6.host_link expects of it: NVLink-C2C where NVML lists
+// C2C links (a Grace Hopper superchip's GPU is attached to its CPU that way), else PCIe at its largest generation and
+// width.
+struct HostLinkFacts {
+  std::optional<int64_t> c2c_links;  // active NVLink-C2C links; null where NVML lists none
+  std::optional<double> c2c_gb_s;    // their bandwidth, one direction
+  std::optional<int64_t> gen_max, width_max;
+};
+struct HostLinkExpectation {
+  std::optional<std::string> kind;      // "nvlink-c2c" or "pcie"; null when not known
+  std::optional<double> expected_gb_s;  // one direction; null: not judged, why_not says why
+  std::string why_not;
+};
+HostLinkExpectation expected_host_link(const HostLinkFacts& f);
+
 // The sustained load's curve (each point's end time and its rate) reduced: the first seconds (the first fifth of the
 // load, at least one point, at most 10 s) against its second half, each the median of its points' rates.
 struct Steady {

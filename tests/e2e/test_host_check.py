@@ -84,10 +84,11 @@ class NvmlFacts(HostCheck):
     KD_FAKE_NVML's scenario, GPU 0 stays healthy. A CPU run: the verdict is never changed, and the L2 health
     test does not query GPU state (not applicable)."""
 
-    def run_nvml(self, scenario, variant="fake_nvml_full"):
+    def run_nvml(self, scenario, variant="fake_nvml_full", **extra):
         env = self.path_with(NORMAL)
         env["LD_LIBRARY_PATH"] = FAKE_NVML[variant] + os.pathsep + env.get("LD_LIBRARY_PATH", "")
         env["KD_FAKE_NVML"] = scenario
+        env.update(extra)
         r = self.run_cpu(env)
         self.assertVerdict(r, *self.expected())
         return r, r.report["host"]["nvml"]
@@ -148,6 +149,14 @@ class NvmlFacts(HostCheck):
         self.assertEqual(g["warnings"], ["PCIe link trained at x4 of x16", "clocks held down by hw_slowdown, sw_thermal_slowdown",
                                          "SM clock 600 MHz of its maximum 1980 MHz"])
         self.assertIn("warning: PCIe link trained at x4 of x16", r.stdout)
+
+    def test_nvlink_c2c(self):
+        """NVML's NVLink-C2C fields: the active links and their bandwidth together (an inactive one left out); a GPU
+        whose NVML lists no C2C link has null, as the healthy scenario's do."""
+        _, nvml = self.run_nvml("healthy")
+        self.assertEqual([(g["c2c_links"], g["c2c_gb_s"]) for g in nvml["gpus"]], [(None, None)] * 2)
+        _, nvml = self.run_nvml("healthy", KD_FAKE_NVML_C2C="10:45000")
+        self.assertEqual([(g["c2c_links"], g["c2c_gb_s"]) for g in nvml["gpus"]], [(10, 450.0)] * 2)
 
     def test_missing_symbols(self):
         """An old driver: what it lacks is null (not reported), never an error."""

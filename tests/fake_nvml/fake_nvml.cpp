@@ -5,6 +5,8 @@
  *   hang (nvmlInit_v2 never returns: sleeps 60 s).
  * KD_FAKE_NVML_COMPUTE_MODE=N (0 default, 2 prohibited, 3 exclusive process), KD_FAKE_NVML_MIG=1 and
  * KD_FAKE_NVML_FABRIC=not_started|in_progress|completed (an NVSwitch system's fabric; else not supported) set both GPUs'.
+ * KD_FAKE_NVML_C2C=N:MBPS attaches both GPUs to the CPU by N active NVLink-C2C links of MBPS MB/s each, and one
+ *   inactive link more (a Grace Hopper superchip's GPU; else NVML lists no C2C link).
  * KD_FAKE_NVML_GPU1_PCI moves GPU 1 to that PCI address: on a GPU machine, the real GPU's, so that L2's health
  * test reads the scenario as its own GPU's (a test-only stand-in, never a real machine's result).
  * A shared GPU 0 (docs/shared-gpus.md): it lists its caller's parent (the process that asked: this run's worker, or
@@ -187,6 +189,31 @@ nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t d, int* mode) { (void)d; *mod
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned* current, unsigned* pending) {
   (void)d;
   *current = *pending = static_cast<unsigned>(env_number("KD_FAKE_NVML_MIG", 0));
+  return OK;
+}
+/* nvmlFieldValue_t, and the three NVLink-C2C fields (170 link count, 171 a link's status, 172 its MB/s); every other
+ * field is not supported. */
+typedef struct {
+  unsigned fieldId, scopeId;
+  long long timestamp, latencyUsec;
+  int valueType;
+  nvmlReturn_t nvmlReturn;
+  union { double dVal; unsigned uiVal; unsigned long ulVal; unsigned long long ullVal; long long sllVal; int siVal; } value;
+} nvmlFieldValue_t;
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t* values) {
+  (void)d;
+  unsigned links = 0, mb_s = 0;
+  const char* c2c = getenv("KD_FAKE_NVML_C2C");
+  if (c2c && sscanf(c2c, "%u:%u", &links, &mb_s) != 2) links = 0;
+  for (int i = 0; i < count; ++i) {
+    nvmlFieldValue_t* v = &values[i];
+    v->valueType = 1; /* unsigned int */
+    v->nvmlReturn = OK;
+    if (v->fieldId == 170) v->value.uiVal = links ? links + 1 : 0;
+    else if (v->fieldId == 171 && v->scopeId <= links) v->value.uiVal = v->scopeId < links ? 1 : 0;
+    else if (v->fieldId == 172 && v->scopeId <= links) v->value.uiVal = v->scopeId < links ? mb_s : 0;
+    else v->nvmlReturn = 3; /* NVML_ERROR_NOT_SUPPORTED */
+  }
   return OK;
 }
 typedef struct {

@@ -1,4 +1,4 @@
-// L6 under load's arithmetic (verdict/load_checks.h): the PCIe link's figure, the steady fraction, the reasons.
+// L6 under load's arithmetic (verdict/load_checks.h): the host link's expected figure, the steady fraction, the reasons.
 #include "verdict/load_checks.h"
 
 #include <gtest/gtest.h>
@@ -15,6 +15,23 @@ TEST(LoadChecks, APcieLinkCarriesItsGenerationTimesItsWidth) {
   EXPECT_FALSE(pcie_gb_s(0, 16));
   EXPECT_FALSE(pcie_gb_s(7, 16));
   EXPECT_FALSE(pcie_gb_s(5, 0));
+}
+
+TEST(LoadChecks, TheHostLinkIsNvlinkC2cWhereNvmlListsItElsePcieAtItsLargest) {
+  const HostLinkExpectation c2c = expected_host_link({10, 450.0, 5, 16});  // C2C first, whatever PCIe NVML reports
+  EXPECT_EQ(c2c.kind, "nvlink-c2c");
+  EXPECT_EQ(c2c.expected_gb_s, 450.0);
+  const HostLinkExpectation inactive = expected_host_link({0, std::nullopt, 5, 16});
+  EXPECT_EQ(inactive.kind, "nvlink-c2c");
+  EXPECT_FALSE(inactive.expected_gb_s);  // not judged, and says why
+  EXPECT_EQ(inactive.why_not, "NVML lists NVLink-C2C links to the CPU, but none is active");
+  const HostLinkExpectation pcie = expected_host_link({std::nullopt, std::nullopt, 5, 16});
+  EXPECT_EQ(pcie.kind, "pcie");
+  EXPECT_NEAR(*pcie.expected_gb_s, 63.015, 0.001);
+  const HostLinkExpectation unknown = expected_host_link({std::nullopt, std::nullopt, std::nullopt, 16});
+  EXPECT_FALSE(unknown.kind);
+  EXPECT_FALSE(unknown.expected_gb_s);
+  EXPECT_EQ(unknown.why_not, "NVML does not report the PCIe link's generation and width");
 }
 
 TEST(LoadChecks, TheSteadyFractionIsTheSecondHalfAgainstTheFirstFifth) {
