@@ -63,3 +63,16 @@ class CpuComparison(DiagnosticTest):
         for name in figures["ratios"]:
             self.assertIn(name, out.stdout)
         self.assertIn("CPU A/B to the verdict", out.stdout)
+
+
+class FreshCloneMedians(unittest.TestCase):
+    """scripts/bench --fresh-clone --rounds N (bench/fresh_clone.py) takes the median round of each side, whole: the
+    phases printed beside a median total are that one run's, never medians of each phase."""
+
+    def test_the_median_round_is_one_run_and_the_lower_middle_of_an_even_count(self):
+        sys.path.insert(0, BENCH)
+        import fresh_clone
+        rows = [{"total_s": t, "build_s": b} for t, b in ((22.0, 17.0), (21.0, 16.5), (29.0, 17.7), (21.5, 15.0))]
+        self.assertEqual(fresh_clone.median_of(rows), {"total_s": 21.5, "build_s": 15.0})
+        self.assertEqual(fresh_clone.median_of(rows[:3]), {"total_s": 22.0, "build_s": 17.0})
+        self.assertEqual(fresh_clone.median_of(rows[:1]), rows[0])
