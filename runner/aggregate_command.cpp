@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "contract/options.h"
+#include "reporters/aggregate.h"
 #include "reporters/aggregate_document.h"
 #include "reporters/aggregate_text.h"
 #include "reporters/report_file.h"

@@ -1,15 +1,12 @@
 // `kernodeck-diagnostic aggregate REPORT|FOLDER... [--output FILE] [--summary-md FILE]`: many
 // machines' reports as one answer. Never loads LibTorch and never starts a worker.
 #pragma once
-#include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
-#include "reporters/aggregate.h"
-#include "contract/options.h"
-
 namespace kd {
+
+struct ReportSource;  // reporters/aggregate.h (declared only, so that runner/main.cpp parses no JSON header)
 
 // Each input as a source: a file is one report; a folder is every *.json file directly in it
 // (sorted; hidden files, e.g. a writer's temporary file, and subfolders are not read).

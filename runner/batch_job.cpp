@@ -16,7 +16,9 @@
 #include <thread>
 
 #include "contract/events.h"
+#include "contract/run_plan.h"
 #include "fixtures/app_contract_io.h"
+#include "fixtures/batch_job_folder.h"
 #include "fixtures/child_process.h"
 #include "fixtures/probe_loader.h"
 #include "verdict/app_contract.h"

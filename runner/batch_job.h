@@ -6,10 +6,10 @@
 // SIGTERM: the batch in progress is finished and committed, then it exits with kBatchJobStopped. It says JobDone when
 // every batch is done, or JobFailed with what failed.
 #pragma once
-#include "contract/run_plan.h"
-#include "fixtures/batch_job_folder.h"
 
 namespace kd {
+
+struct Plan;  // contract/run_plan.h
 
 int run_batch_job(const Plan& plan);
 

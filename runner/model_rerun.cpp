@@ -3,6 +3,7 @@
 #include <string>
 
 #include "contract/events.h"
+#include "contract/run_plan.h"
 #include "fixtures/app_contract_io.h"
 #include "fixtures/child_process.h"
 #include "fixtures/model_format.h"

@@ -3,9 +3,10 @@
 // It says JobDone when the model ran, or JobFailed with the code and the CPU's message; exits 0, or with the exit
 // code of what failed (2, 3, 13, 9).
 #pragma once
-#include "contract/run_plan.h"
 
 namespace kd {
+
+struct Plan;  // contract/run_plan.h
 
 int run_model_rerun(const Plan& plan);
 

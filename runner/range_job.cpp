@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "contract/events.h"
+#include "contract/run_plan.h"
 #include "contract/report_parts.h"
 #include "fixtures/child_process.h"
 #include "fixtures/embeddings_input.h"

@@ -5,9 +5,10 @@
 // device_peak_bytes, device_reserved_bytes, device_total_bytes (GPU), note. On a GPU its caching allocator is capped
 // at its share of the device (the sweep's cap divided among the processes). Exit: 0 passed, 9 out of memory, 1 otherwise.
 #pragma once
-#include "contract/run_plan.h"
 
 namespace kd {
+
+struct Plan;  // contract/run_plan.h
 
 int run_range_job(const Plan& plan);
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "contract/events.h"
+#include "contract/run_plan.h"
 #include "fixtures/app_contract_io.h"
 #include "fixtures/batch_rows.h"
 #include "fixtures/child_process.h"

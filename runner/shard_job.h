@@ -5,9 +5,10 @@
 // OUT_OF_MEMORY or RUNTIME_ERROR). Exit: 0, 9 out of memory, 1.
 // With --inject-fault oom (test only) it first makes a real allocation its device cannot satisfy.
 #pragma once
-#include "contract/run_plan.h"
 
 namespace kd {
+
+struct Plan;  // contract/run_plan.h
 
 int run_shard_job(const Plan& plan);
 

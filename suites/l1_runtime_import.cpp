@@ -8,6 +8,7 @@
 
 #include "contract/report_parts.h"
 #include "fixtures/layer_test.h"
+#include "fixtures/worker_context.h"
 #include "suites/steps.h"
 #include "fixtures/probe_loader.h"
 #include "fixtures/suite_build.h"

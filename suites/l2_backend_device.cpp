@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "fixtures/layer_test.h"
+#include "fixtures/worker_context.h"
 #include "fixtures/nvml_facts.h"
 #include "suites/steps.h"
 #include "fixtures/target_gpu.h"

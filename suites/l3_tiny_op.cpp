@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "fixtures/layer_test.h"
+#include "fixtures/worker_context.h"
 #include "suites/steps.h"
 
 namespace kd {

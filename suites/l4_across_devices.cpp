@@ -20,6 +20,7 @@
 #include "fixtures/child_process.h"
 #include "fixtures/embeddings_input.h"
 #include "fixtures/layer_test.h"
+#include "fixtures/worker_context.h"
 #include "suites/steps.h"
 #include "fixtures/scratch_folder.h"
 #include "verdict/shard_gather.h"

@@ -14,6 +14,7 @@
 #include "fixtures/extensions.h"
 #include "fixtures/child_process.h"
 #include "fixtures/layer_test.h"
+#include "fixtures/worker_context.h"
 #include "suites/steps.h"
 #include "fixtures/model_format.h"
 #include "fixtures/scratch_folder.h"

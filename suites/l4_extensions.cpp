@@ -9,6 +9,7 @@
 
 #include "contract/report_parts.h"
 #include "fixtures/extensions.h"
+#include "fixtures/worker_context.h"
 
 namespace kd {
 

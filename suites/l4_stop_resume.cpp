@@ -23,6 +23,7 @@
 #include "fixtures/batch_job_folder.h"
 #include "fixtures/child_process.h"
 #include "fixtures/layer_test.h"
+#include "fixtures/worker_context.h"
 #include "suites/steps.h"
 #include "fixtures/scratch_folder.h"
 #include "verdict/resume_check.h"

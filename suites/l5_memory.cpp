@@ -13,6 +13,7 @@
 #include "fixtures/embeddings_input.h"
 #include "fixtures/gpu_watch.h"
 #include "fixtures/layer_test.h"
+#include "fixtures/worker_context.h"
 #include "suites/steps.h"
 #include "contract/events.h"
 #include "verdict/gpu_sharing.h"

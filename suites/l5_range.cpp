@@ -26,6 +26,7 @@
 #include "fixtures/embeddings_input.h"
 #include "fixtures/gpu_watch.h"
 #include "fixtures/layer_test.h"
+#include "fixtures/worker_context.h"
 #include "suites/steps.h"
 #include "fixtures/scratch_folder.h"
 #include "suites/l5_range_axes.h"

@@ -14,6 +14,7 @@
 
 #include "contract/report_parts.h"
 #include "fixtures/child_process.h"
+#include "fixtures/worker_context.h"
 #include "machine/memory_headroom.h"
 #include "verdict/performance.h"
 

@@ -16,6 +16,7 @@
 #include "contract/report_parts.h"
 #include "fixtures/gpu_watch.h"
 #include "fixtures/layer_test.h"
+#include "fixtures/worker_context.h"
 #include "fixtures/nvml_library.h"
 #include "fixtures/target_gpu.h"
 #include "suites/steps.h"

@@ -15,6 +15,7 @@
 #include "fixtures/embeddings_input.h"
 #include "fixtures/gpu_watch.h"
 #include "fixtures/layer_test.h"
+#include "fixtures/worker_context.h"
 #include "suites/steps.h"
 #include "fixtures/target_gpu.h"
 #include "verdict/device_ceilings.h"

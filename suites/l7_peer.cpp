@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "fixtures/layer_test.h"
+#include "fixtures/worker_context.h"
 #include "suites/steps.h"
 #include "contract/events.h"
 #include "contract/report_parts.h"

@@ -15,6 +15,7 @@
 
 #include "contract/report_parts.h"
 #include "fixtures/layer_test.h"
+#include "fixtures/worker_context.h"
 #include "suites/steps.h"
 #include "contract/events.h"
 #include "fixtures/gpu_watch.h"

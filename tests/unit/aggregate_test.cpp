@@ -7,6 +7,7 @@
 #include "reporters/aggregate_text.h"
 #include "reporters/printable.h"
 #include "reporters/report_check.h"
+#include "contract/options.h"
 #include "runner/aggregate_command.h"
 #include "sample_reports.h"
 #include "temp_dir.h"
