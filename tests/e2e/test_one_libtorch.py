@@ -45,6 +45,25 @@ class OneLibTorch(unittest.TestCase):
             if line.startswith(("c10_LIBRARY:", "TORCH_LIBRARY:", "torch_cpu_LIBRARY:")):
                 self.assertIn(torch_root, line)
 
+    def test_a_build_folder_switched_to_another_libtorch_takes_the_new_one(self):
+        # scripts/setup's choice changes (KD_LIBTORCH=debian, then private): the Torch_DIR that the first configure
+        # left in the cache must not keep the build on the first LibTorch while setup names the second.
+        build = tempfile.mkdtemp(prefix="kd-one-libtorch-")
+        self.addCleanup(shutil.rmtree, build, True)
+        env = dict(os.environ, KD_BUILD_DIR=build, KD_NO_INSTALL="1")
+        for choice, config in (("debian", os.path.dirname(DEBIAN)), ("private", PIP)):
+            setup = subprocess.run([os.path.join(SOURCE, "scripts/setup")], env=dict(env, KD_LIBTORCH=choice),
+                                   capture_output=True, text=True, timeout=300)
+            self.assertEqual(setup.returncode, 0, setup.stderr[-3000:])
+            proc = subprocess.run([CMAKE, "-S", SOURCE, "-B", build, "-G", "Ninja", "-DBUILD_TESTING=OFF",
+                                   "-C", os.path.join(build, "kd-libtorch.cmake")],
+                                  capture_output=True, text=True, timeout=500)
+            self.assertEqual(proc.returncode, 0, proc.stdout[-3000:] + proc.stderr[-3000:])
+            cache = open(os.path.join(build, "CMakeCache.txt")).read().splitlines()
+            torch_dir = [l.split("=", 1)[1] for l in cache if l.startswith("Torch_DIR:")]
+            self.assertEqual([os.path.realpath(d) for d in torch_dir], [os.path.realpath(config)], choice)
+            self.assertIn(f'KD_TORCH_SOURCE:STRING={choice}', cache)
+
 
 if __name__ == "__main__":
     unittest.main()
