@@ -38,7 +38,7 @@ class Build:
         self.collective = info["collective"] == "ON"  # L8 runs: this LibTorch exports its Gloo process group
         self.sanitize = info["sanitize"] == "ON"
         self.torch_source = info["torch_source"]  # how scripts/setup chose it: private, debian, python, prefix
-        self.torch_build_path = info["torch_build_path"]  # find_package, wheel (no CUDA toolkit) or none
+        self.torch_build_path = info["torch_build_path"]  # wheel (a CUDA pip torch's own files), find_package or none
         self.cuda_names = info["cuda_names"]  # the wheel's build: crt/ and nv/target the wheel's, or declared (probe/cuda_names)
         self.torch_unbuildable = info["torch_unbuildable"]  # why a LibTorch that was found has no probe
 

@@ -1,7 +1,9 @@
-# A CUDA LibTorch without the CUDA toolkit (the usual rented box: a pip torch, a driver, no nvcc).
-# LibTorch's own config (Caffe2/public/cuda.cmake) stops at find_package(CUDAToolkit REQUIRED), but the
-# probe needs only what the wheel ships: torch/include, torch/lib, and the CUDA runtime's headers and
-# library from the NVIDIA wheels beside torch (nvidia/cu13 in CUDA 13 wheels, nvidia/cuda_runtime in 12).
+# A CUDA pip torch built against from its own files, with or without the CUDA toolkit (the usual rented box has a
+# pip torch, a driver and no nvcc; LibTorch's own config, Caffe2/public/cuda.cmake, stops at find_package(CUDAToolkit
+# REQUIRED) there, and where a toolkit is installed it enables CUDA in CMake and runs nvcc, about 6 s of a configure).
+# The probe needs only what the wheel ships: torch/include, torch/lib, and the CUDA runtime's headers and library
+# from the NVIDIA wheels beside torch (nvidia/cu13 in CUDA 13 wheels, nvidia/cuda_runtime in 12) — the very libcudart
+# that torch loads, whatever toolkit is installed.
 # So: the imported targets of LibTorch's own export file (Caffe2Targets.cmake), with the few targets it
 # refers to made from those wheel files. The CUDA runtime's headers include crt/host_defines.h, crt/host_config.h and
 # nv/target, which those wheels leave out (they come with the toolkit's compiler): the probe's host compile needs only
@@ -20,8 +22,8 @@ function(kd_find_wheel_cuda prefix)
                PATHS "${prefix}/../nvidia/cu13/lib" "${prefix}/../nvidia/cuda_runtime/lib")
 endfunction()
 
-# kd_torch_without_toolkit(TORCH_CONFIG_DIR): the folder of the chosen TorchConfig.cmake.
-function(kd_torch_without_toolkit config_dir)
+# kd_torch_from_wheel(TORCH_CONFIG_DIR): the folder of the chosen TorchConfig.cmake.
+function(kd_torch_from_wheel config_dir)
   get_filename_component(prefix "${config_dir}/../../.." ABSOLUTE)
   set(targets "${prefix}/share/cmake/Caffe2/Caffe2Targets.cmake")
   file(STRINGS "${config_dir}/TorchConfigVersion.cmake" version_line REGEX "set\\(PACKAGE_VERSION \"")
