@@ -12,6 +12,14 @@ build_lock() { echo "$KD_BUILD/.kd-build.lock"; }
 build_running() { [ -f "$(build_lock)" ] && ! flock -n "$(build_lock)" true; }
 die() { say "error: $*"; exit 1; }
 
+# show_usage_on_help "$@": for -h or --help, prints the calling script's opening comment (its usage) and exits 0,
+# before the script builds or runs anything.
+show_usage_on_help() {
+  case "${1:-}" in -h | --help) ;; *) return 0 ;; esac
+  sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+  exit 0
+}
+
 # The distribution, from /etc/os-release: Debian 12 and Ubuntu 22.04/24.04 (the images GPU machines are
 # usually rented with) name every package below the same way.
 distribution_id() { (. /etc/os-release 2>/dev/null && echo "${ID:-unknown}") || echo unknown; }

@@ -1,5 +1,7 @@
 """Help, test listing, and selections that check nothing (exit 2). Bad options and values: scenarios.py."""
+import os
 import subprocess
+import tempfile
 import unittest
 
 from kd import BIN, FULL, DiagnosticTest, needs_probe
@@ -102,6 +104,24 @@ class Usage(DiagnosticTest):
         self.assertEqual(r.rc, 2)
         self.assertIsNone(r.report)
         self.assertIn("Verdict: USAGE_ERROR (exit 2)", r.stdout)
+
+
+class ScriptsHelp(unittest.TestCase):
+    """scripts/X --help prints the script's usage and exits 0, before it installs, builds or runs anything."""
+
+    def test_every_script_with_options_answers_help_without_building(self):
+        source = os.environ["KD_SOURCE_DIR"]
+        build = os.path.join(tempfile.mkdtemp(prefix="kd-help-"), "build")
+        for script in ("bench", "setup", "build", "fault-matrix", "gpu-verify", "gpu-verify-rented-box", "minilm", "image"):
+            for flag in ("--help", "-h"):
+                r = subprocess.run([os.path.join(source, "scripts", script), flag], capture_output=True, text=True,
+                                   timeout=30, env=dict(os.environ, KD_BUILD_DIR=build))
+                self.assertEqual(r.returncode, 0, f"{script} {flag}: {r.stderr[-1000:]}")
+                with open(os.path.join(source, "scripts", script)) as f:
+                    first_line = f.read().splitlines()[1].lstrip("# ")
+                self.assertTrue(r.stdout.startswith(first_line), f"{script} {flag}: {r.stdout[:300]}")
+                self.assertFalse(os.path.exists(build), f"{script} {flag} made a build folder")
+        os.rmdir(os.path.dirname(build))
 
 
 if __name__ == "__main__":
