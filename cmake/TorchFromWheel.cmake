@@ -1,6 +1,6 @@
 # A CUDA pip torch built against from its own files, with or without the CUDA toolkit (the usual rented box has a
 # pip torch, a driver and no nvcc; LibTorch's own config, Caffe2/public/cuda.cmake, stops at find_package(CUDAToolkit
-# REQUIRED) there, and where a toolkit is installed it enables CUDA in CMake and runs nvcc, about 6 s of a configure).
+# REQUIRED) there, and where a toolkit is installed it enables CUDA in CMake and runs nvcc, about 5 s of a configure on 2 cores).
 # The probe needs only what the wheel ships: torch/include, torch/lib, and the CUDA runtime's headers and library
 # from the NVIDIA wheels beside torch (nvidia/cu13 in CUDA 13 wheels, nvidia/cuda_runtime in 12) — the very libcudart
 # that torch loads, whatever toolkit is installed.
