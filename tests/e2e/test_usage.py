@@ -1,5 +1,6 @@
 """Help, test listing, and selections that check nothing (exit 2). Bad options and values: scenarios.py."""
 import os
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -111,7 +112,9 @@ class ScriptsHelp(unittest.TestCase):
 
     def test_every_script_with_options_answers_help_without_building(self):
         source = os.environ["KD_SOURCE_DIR"]
-        build = os.path.join(tempfile.mkdtemp(prefix="kd-help-"), "build")
+        folder = tempfile.mkdtemp(prefix="kd-help-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        build = os.path.join(folder, "build")
         for script in ("bench", "setup", "build", "fault-matrix", "gpu-verify", "gpu-verify-rented-box", "minilm", "image"):
             for flag in ("--help", "-h"):
                 r = subprocess.run([os.path.join(source, "scripts", script), flag], capture_output=True, text=True,
@@ -121,7 +124,6 @@ class ScriptsHelp(unittest.TestCase):
                     first_line = f.read().splitlines()[1].lstrip("# ")
                 self.assertTrue(r.stdout.startswith(first_line), f"{script} {flag}: {r.stdout[:300]}")
                 self.assertFalse(os.path.exists(build), f"{script} {flag} made a build folder")
-        os.rmdir(os.path.dirname(build))
 
 
 if __name__ == "__main__":
