@@ -116,8 +116,8 @@ class ToolkitlessBuild(DiagnosticTest):
                    for d in os.environ.get("PATH", "").split(":") + ["/usr/local/cuda/bin"] if d)
         if BUILD.backend == "cuda" and BUILD.torch_source in ("private", "python"):  # a pip torch: its own files
             self.assertEqual(BUILD.torch_build_path, "wheel")
-        elif BUILD.backend == "cuda":
-            self.assertEqual(BUILD.torch_build_path, "find_package" if nvcc else "wheel")
+        elif BUILD.backend == "cuda" and not nvcc:  # LibTorch's own config cannot work without nvcc
+            self.assertEqual(BUILD.torch_build_path, "wheel")
         if BUILD.torch_build_path == "wheel":  # which crt/ and nv/target, and the configure output says so
             self.assertIn(BUILD.cuda_names, ("wheel", "declared"))
             log = os.path.join(BUILD.folder, "configure.log")  # scripts/build's
